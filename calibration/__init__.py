@@ -1,0 +1,1 @@
+"""Camera intrinsics, the camera-to-table mapping and printable targets."""

@@ -1,0 +1,1 @@
+"""Pixels to poses: camera sources, ArUco marker detection and tracking."""
