@@ -7,10 +7,15 @@ the command so that ``tablesight --help`` stays instant.
 
 from __future__ import annotations
 
+import json
 import sys
-from typing import NoReturn
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 import click
+
+if TYPE_CHECKING:
+    from rules.judge import Verdict
 
 __version__ = "0.1.0"
 
@@ -42,7 +47,6 @@ _NOT_YET = [
     ("replay", "Serve the replay viewer for a recorded match file."),
     ("export", "Export a match file's events and tracks as JSON or CSV."),
     ("detect", "Detect markers in images and report their table positions."),
-    ("check", "Judge the moves in a scenario file against a game's rules."),
     ("calibrate", "Calibrate the camera from ChArUco board views."),
     ("markers", "Write print-ready PDFs of ArUco markers or the ChArUco board."),
     ("bench", "Measure detection and judging speed on this machine."),
@@ -65,6 +69,63 @@ def _not_yet(name: str, help_text: str) -> click.Command:
 
 for _name, _help in _NOT_YET:
     main.add_command(_not_yet(_name, _help))
+
+
+@main.command()
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON on stdout.")
+def check(scenario: Path, as_json: bool) -> None:
+    """Judge the moves in a scenario file against a game's rules.
+
+    SCENARIO is a JSON file (see samples/scenarios/). The exit status is 0 whatever the
+    verdict, 2 when the file is malformed.
+    """
+    from rules.errors import InputError
+    from rules.judge import Referee
+    from rules.scenario import Scenario
+
+    try:
+        loaded = Scenario.from_file(scenario)
+    except InputError as exc:
+        fail(str(exc))
+    verdict = Referee(loaded.scene, loaded.ruleset).judge()
+    if as_json:
+        click.echo(json.dumps(verdict.to_dict(), indent=2))
+    else:
+        click.echo(render_verdict(loaded.ruleset.title, verdict))
+
+
+def render_verdict(title: str, verdict: Verdict) -> str:
+    """A verdict as a plain-text table for the terminal."""
+    n_v, n_a = len(verdict.violations), len(verdict.advisories)
+    state = "LEGAL" if verdict.legal else "ILLEGAL"
+    lines = [
+        f"{title}: {len(verdict.moves)} move(s) judged: {state} "
+        f"({n_v} violation(s), {n_a} advisory(ies))",
+        "",
+    ]
+    lines.append(
+        f"{'model':<14}{'action':<11}{'allowance':>10}{'straight':>10}{'shortest':>10}  bracket"
+    )
+    for model_id, move in verdict.moves.items():
+        path = "blocked" if move.shortest_path is None else f"{move.shortest_path:.2f}"
+        bracket = (
+            ""
+            if move.shortest_path_bounds is None
+            else f"[{move.shortest_path_bounds[0]:.3f}, {move.shortest_path_bounds[1]:.3f}]"
+        )
+        lines.append(
+            f"{model_id:<14}{move.action:<11}{move.allowance:>10.2f}"
+            f"{move.straight:>10.2f}{path:>10}  {bracket}"
+        )
+    for heading, findings in (
+        ("Violations", verdict.violations),
+        ("Advisories", verdict.advisories),
+    ):
+        if findings:
+            lines += ["", f"{heading}:"]
+            lines += [f"  {f.rule:<14}{f.model:<14}{f.message}" for f in findings]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

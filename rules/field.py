@@ -1,0 +1,187 @@
+"""What stands in a moving model's way: the obstacles and costly regions of its move.
+
+For a mover whose base turns within a disc of radius ``r``:
+
+* a base it may not pass through is an obstacle grown by ``r``;
+* a zone it may not enter is the zone's model grown by ``zone + r``;
+* impassable terrain is grown by ``r``; climbable terrain is an obstacle unless the
+  move starts or ends on top of it;
+* difficult and dangerous terrain and gaps are regions where each inch costs more.
+
+A mover already touching a base, or already inside a zone, at its start (or end) may
+leave (or arrive) as it stands: each obstacle is grown only as far as leaves the start
+and end outside it. Obstacles are built on demand, only for the ones inside the search
+ellipse, so a clear move on a crowded table costs next to nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import shapely
+from shapely.geometry import Point, Polygon
+
+from rules.geometry import Pose, inflate
+from rules.pathing import XY, Obstacle, Region
+from rules.ruleset import Ruleset
+from rules.scene import Model, Scene, Terrain
+
+#: How far inside a contact the start or end may sit, so touching counts as touching.
+CONTACT_EPS_IN = 1e-6
+
+
+@dataclass
+class _Lazy:
+    """An obstacle known by its bounding circle until a search needs its polygons."""
+
+    id: str
+    kind: str
+    center: XY
+    radius_in: float
+    build: Callable[[], Obstacle]
+    _built: Obstacle | None = None
+
+    def get(self) -> Obstacle:
+        if self._built is None:
+            self._built = self.build()
+        return self._built
+
+
+def on_top_of(terrain: Terrain, pose: Pose, tolerance_in: float) -> bool:
+    """True when ``pose`` stands on top of climbable ``terrain`` (centre over it, z level)."""
+    return (
+        terrain.has("climbable")
+        and abs(pose.z - terrain.height_in) <= max(tolerance_in, 1e-9)
+        and bool(terrain.polygon.covers(Point(pose.x, pose.y)))
+    )
+
+
+class MoveField:
+    """The obstacles and regions one mover meets, for ``rules.pathing.shortest_path``.
+
+    ``zone_ids`` are the models whose zones are obstacles (see ``rules.judge``).
+    """
+
+    def __init__(
+        self,
+        scene: Scene,
+        ruleset: Ruleset,
+        mover: Model,
+        zone_ids: frozenset[str] = frozenset(),
+    ) -> None:
+        self.mover = mover
+        self.r_in = mover.base.radius_in
+        start, end = mover.start, mover.pose
+        self._items: list[_Lazy] = []
+        self.regions: list[Region] = []
+        zone_in = ruleset.zone.range_in if ruleset.zone else 0.0
+        friendly_pass = ruleset.movement.pass_through == "friendly"
+        for other in scene.models:
+            if other.id == mover.id:
+                continue
+            blocks = not (friendly_pass and other.is_friend_of(mover))
+            grow = zone_in if other.id in zone_ids else (0.0 if blocks else None)
+            if grow is None:
+                continue
+            self._add_model(other, grow, start, end)
+        for piece in scene.terrain:
+            self._add_terrain(piece, ruleset, scene.tolerance_in)
+
+    def _add_model(self, other: Model, grow_in: float, start: Pose, end: Pose) -> None:
+        pose = other.pose
+        # Distance from the mover's centre to the other base, at the start and at the end.
+        reach = [
+            float(shapely.distance(other.base.footprint(pose), Point(p.x, p.y)))
+            for p in (start, end)
+        ]
+        radius = min(grow_in + self.r_in, *(d - CONTACT_EPS_IN for d in reach))
+        if radius <= 0.0:
+            return  # the mover's centre stands on that base: an overlap, judged elsewhere
+        kind = "zone" if grow_in > 0.0 else "model"
+
+        def build() -> Obstacle:
+            return Obstacle(
+                other.id,
+                other.base.inflated(pose, radius, "inner"),
+                other.base.inflated(pose, radius, "outer"),
+                kind,
+            )
+
+        self._items.append(
+            _Lazy(other.id, kind, pose.xy, other.base.half_length_in + radius * 1.01, build)
+        )
+
+    def _add_terrain(self, piece: Terrain, ruleset: Ruleset, tolerance_in: float) -> None:
+        mover = self.mover
+        if piece.has("impassable") or (
+            piece.has("climbable")
+            and not on_top_of(piece, mover.start, tolerance_in)
+            and not on_top_of(piece, mover.pose, tolerance_in)
+        ):
+            poly = piece.polygon
+            reach = [float(poly.distance(Point(p.x, p.y))) for p in (mover.start, mover.pose)]
+            if min(reach) <= 0.0:
+                return  # standing on or in it: judged as an overlap, not a path
+            radius = min(self.r_in, *(d - CONTACT_EPS_IN for d in reach))
+
+            def build() -> Obstacle:
+                return Obstacle(
+                    piece.id,
+                    inflate(poly, radius, "inner"),
+                    inflate(poly, radius, "outer"),
+                    "terrain",
+                )
+
+            c = poly.centroid
+            far = float(np.max(np.hypot(*(np.asarray(poly.exterior.coords) - (c.x, c.y)).T)))
+            self._items.append(_Lazy(piece.id, "terrain", (c.x, c.y), far + radius * 1.01, build))
+            return
+        weight = region_weight(piece, ruleset, mover)
+        if weight != 1.0:
+            self.regions.append(Region(piece.id, piece.polygon, weight))
+
+    def near(
+        self, start: XY, end: XY, bound_in: float
+    ) -> tuple[list[Obstacle], list[Region], bool]:
+        """Obstacles and regions that a path of at most ``bound_in`` could touch."""
+        kept, complete = [], True
+        for item in self._items:
+            slack = math.dist(start, item.center) + math.dist(end, item.center) - 2 * item.radius_in
+            if slack <= bound_in:
+                kept.append(item.get())
+            else:
+                complete = False
+        return kept, self.regions, complete
+
+    def obstacle_ids(self, kind: str) -> list[str]:
+        return [item.id for item in self._items if item.kind == kind]
+
+    def zone_polygons(self) -> dict[str, Polygon]:
+        """Inner polygons of the zone obstacles, by model id."""
+        return {item.id: item.get().inner for item in self._items if item.kind == "zone"}
+
+
+def region_weight(piece: Terrain, ruleset: Ruleset, mover: Model) -> float:
+    """Inches of allowance one inch of travel over ``piece`` costs ``mover``."""
+    movement = ruleset.movement
+    factor = movement.difficult_factor(mover.keywords)
+    if piece.has("gap"):
+        ignore = movement.gap_ignore_in
+        return 1.0 if ignore is not None and math.floor(piece.width_in + 1e-9) <= ignore else factor
+    if piece.has("difficult") or (piece.has("dangerous") and movement.dangerous_as_difficult):
+        return factor
+    return 1.0
+
+
+def climb_cost(rise_in: float, ruleset: Ruleset, mover: Model) -> float:
+    """Allowance spent changing height by ``rise_in`` (negative: climbing down)."""
+    height = abs(rise_in)
+    ignore = ruleset.movement.climb_ignore_in
+    if height <= 1e-9 or (ignore is not None and math.floor(height + 1e-9) <= ignore):
+        return 0.0
+    if rise_in > 0 and ignore is not None:
+        return height * ruleset.movement.difficult_factor(mover.keywords)
+    return height

@@ -1,0 +1,365 @@
+"""Shortest legal path for a model's centre among obstacles and costly regions.
+
+The moving base is a disc (its radius is half its smallest dimension: a model may
+pivot freely while it moves), so every obstacle is grown by that radius and the
+question becomes a shortest path for a point. Around polygons such a path bends
+only at obstacle corners, on lines tangent to the corners it touches: the search
+is A* over a visibility graph whose edges are those tangent lines. Difficult
+terrain is a region where each inch of travel costs ``weight`` inches; paths cross
+its boundary at seed points that are then slid along the boundary to the cheapest
+crossing (the optimum obeys Snell's law, so it is a smooth 1-D minimum).
+
+Curved obstacles come as two polygons, ``inner`` inside the true shape and
+``outer`` around it: the path around the outer ones is legal for the true shapes
+(an upper bound), the path around the inner ones is no longer than the true
+shortest path (a lower bound).
+
+>>> from shapely.geometry import box
+>>> wall = Obstacle("wall", box(4, -2, 5, 2), box(4, -2, 5, 2))
+>>> round(shortest_path((0, 0), (9, 0), [wall]).length_in, 4)
+9.9443
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import shapely
+from shapely.geometry import LineString, Point, Polygon
+
+#: Spacing of the seed crossing points on the boundary of costly regions, in inches.
+STEINER_SPACING_IN = 0.5
+#: Below this many inches a path is the straight line: nothing is that thin.
+_EPS = 1e-9
+
+XY = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class Obstacle:
+    """Somewhere the moving centre may not go: a grown base, terrain or control zone."""
+
+    id: str
+    inner: Polygon
+    outer: Polygon
+    kind: str = "model"
+
+
+@dataclass(frozen=True)
+class Region:
+    """A region where each inch travelled by the centre costs ``weight`` inches (>= 1)."""
+
+    id: str
+    polygon: Polygon
+    weight: float
+
+
+@dataclass(frozen=True)
+class Path:
+    """A shortest legal path: its cost bracket in inches and the route (upper-bound version)."""
+
+    length_in: float
+    lower_in: float
+    points: tuple[XY, ...]
+
+    @property
+    def upper_in(self) -> float:
+        return self.length_in
+
+    def line(self) -> LineString:
+        return LineString(self.points)
+
+
+@runtime_checkable
+class Field(Protocol):
+    """Where the obstacles and costly regions come from, asked for by search ellipse."""
+
+    def near(
+        self, start: XY, end: XY, bound_in: float
+    ) -> tuple[list[Obstacle], list[Region], bool]:
+        """Everything that may touch a path from start to end no longer than ``bound_in``.
+
+        The flag says whether the answer is complete (nothing at all was left out).
+        """
+        ...
+
+
+class StaticField:
+    """A fixed list of obstacles and regions, filtered by search ellipse."""
+
+    def __init__(self, obstacles: Sequence[Obstacle], regions: Sequence[Region] = ()) -> None:
+        self.obstacles = list(obstacles)
+        self.regions = list(regions)
+        self._boxes = [o.outer for o in self.obstacles] + [r.polygon for r in self.regions]
+
+    def near(
+        self, start: XY, end: XY, bound_in: float
+    ) -> tuple[list[Obstacle], list[Region], bool]:
+        if not self._boxes:
+            return [], [], True
+        arr = np.asarray(self._boxes, dtype=object)
+        keep = shapely.distance(arr, Point(start)) + shapely.distance(arr, Point(end)) <= bound_in
+        n = len(self.obstacles)
+        obstacles = [o for o, k in zip(self.obstacles, keep[:n], strict=True) if k]
+        regions = [r for r, k in zip(self.regions, keep[n:], strict=True) if k]
+        return obstacles, regions, bool(keep.all())
+
+
+def shortest_path(
+    start: XY,
+    end: XY,
+    obstacles: Sequence[Obstacle] | Field,
+    regions: Sequence[Region] = (),
+) -> Path | None:
+    """The shortest legal route from ``start`` to ``end``, or ``None`` if there is none.
+
+    Only what lies inside the ellipse of points whose distances to start and end add up
+    to a bound can touch a path no longer than that bound, so the search starts with a
+    small ellipse and grows it until the path found fits inside.
+    """
+    field = obstacles if isinstance(obstacles, Field) else StaticField(obstacles, regions)
+    straight = math.dist(start, end)
+    bound = max(2.0 * straight, straight + 4.0)
+    while True:
+        near, near_regions, complete = field.near(start, end, bound)
+        upper = _solve(start, end, [o.outer for o in near], near_regions)
+        if (upper is not None and upper[0] <= bound) or complete:
+            break
+        bound = max(bound * 2.0, upper[0] * 1.001 if upper is not None else 0.0)
+    if upper is None:
+        return None
+    if len(upper[1]) == 2 and not near_regions:
+        return Path(length_in=upper[0], lower_in=upper[0], points=upper[1])
+    lower = _solve(start, end, [o.inner for o in near], near_regions)
+    lower_cost = upper[0] if lower is None else min(lower[0], upper[0])
+    return Path(length_in=upper[0], lower_in=lower_cost, points=upper[1])
+
+
+def path_cost(points: Sequence[XY], regions: Sequence[Region]) -> float:
+    """Cost of a polyline: its length plus the extra of every region it crosses."""
+    line = LineString(points)
+    cost = line.length
+    for region in regions:
+        if region.weight != 1.0:
+            cost += (region.weight - 1.0) * line.intersection(region.polygon).length
+    return float(cost)
+
+
+def _solve(
+    start: XY, end: XY, polygons: list[Polygon], regions: list[Region]
+) -> tuple[float, tuple[XY, ...]] | None:
+    """Cheapest route around ``polygons`` through ``regions``; the straight line if clear."""
+    for poly in polygons:
+        if poly.contains(Point(start)) or poly.contains(Point(end)):
+            return None
+    segment = LineString([start, end])
+    if not any(r.polygon.intersects(segment) for r in regions) and not any(
+        shapely.relate_pattern(segment, poly, "T********") for poly in polygons
+    ):
+        return segment.length, (start, end)
+    return _astar(start, end, polygons, regions)
+
+
+def _ring(poly: Polygon) -> np.ndarray:
+    """Exterior ring of ``poly`` counterclockwise, without the closing vertex."""
+    ring = poly.exterior
+    xy = np.asarray(ring.coords)[:-1]
+    return xy if ring.is_ccw else xy[::-1]
+
+
+def _cross(ax: np.ndarray, ay: np.ndarray, bx: np.ndarray, by: np.ndarray) -> np.ndarray:
+    return np.asarray(ax * by - ay * bx)
+
+
+class _Graph:
+    """Nodes of the visibility graph: start, end, obstacle corners, region seed points."""
+
+    def __init__(self, start: XY, end: XY, polygons: list[Polygon], regions: list[Region]) -> None:
+        pts = [np.asarray([start, end], dtype=float)]
+        prev = [np.full((2, 2), np.nan)]
+        nxt = [np.full((2, 2), np.nan)]
+        for poly in polygons:
+            xy = _ring(poly)
+            p, n = np.roll(xy, 1, axis=0), np.roll(xy, -1, axis=0)
+            turn = _cross(
+                xy[:, 0] - p[:, 0], xy[:, 1] - p[:, 1], n[:, 0] - xy[:, 0], n[:, 1] - xy[:, 1]
+            )
+            convex = turn > 1e-12
+            pts.append(xy[convex])
+            prev.append(p[convex])
+            nxt.append(n[convex])
+        self.region_ids: list[int] = []  # index into ``regions`` for seed nodes, -1 otherwise
+        self.regions = regions
+        seeds = [_seeds(r.polygon) for r in regions]
+        n_fixed = sum(len(a) for a in pts)
+        self.n_fixed = n_fixed
+        for i, s in enumerate(seeds):
+            pts.append(s)
+            prev.append(np.full_like(s, np.nan))
+            nxt.append(np.full_like(s, np.nan))
+            self.region_ids.extend([i] * len(s))
+        self.xy = np.concatenate(pts)
+        self.prev = np.concatenate(prev)
+        self.next = np.concatenate(nxt)
+        self.free = np.isnan(self.prev[:, 0])  # no tangency condition at this node
+        self.polygons = polygons
+        self.tree = shapely.STRtree(polygons)
+        self.region_tree = shapely.STRtree([r.polygon for r in regions])
+        self.weights = np.asarray([r.weight for r in regions], dtype=float)
+        # Corners inside another obstacle are never on a legal path.
+        if polygons:
+            idx, _ = self.tree.query(shapely.points(self.xy), predicate="within")
+            self.dead = np.zeros(len(self.xy), dtype=bool)
+            self.dead[idx] = True
+            self.dead[:2] = False
+        else:
+            self.dead = np.zeros(len(self.xy), dtype=bool)
+
+    def tangent(self, u: int, v: np.ndarray) -> np.ndarray:
+        """Which edges u->v are tangent at both ends (the only edges a shortest path uses)."""
+        d = self.xy[v] - self.xy[u]
+        ok = np.ones(len(v), dtype=bool)
+        if not self.free[u]:
+            a = _cross(d[:, 0], d[:, 1], *(self.prev[u] - self.xy[u]))
+            b = _cross(d[:, 0], d[:, 1], *(self.next[u] - self.xy[u]))
+            ok &= a * b >= -1e-12
+        pv, nv = self.prev[v] - self.xy[v], self.next[v] - self.xy[v]
+        a = _cross(d[:, 0], d[:, 1], pv[:, 0], pv[:, 1])
+        b = _cross(d[:, 0], d[:, 1], nv[:, 0], nv[:, 1])
+        ok &= self.free[v] | (a * b >= -1e-12)
+        return ok
+
+    def clear(self, segments: np.ndarray) -> np.ndarray:
+        """Which segments stay out of every obstacle's interior."""
+        ok = np.ones(len(segments), dtype=bool)
+        if not self.polygons or not len(segments):
+            return ok
+        si, pi = self.tree.query(segments, predicate="intersects")
+        if len(si):
+            polys = np.asarray(self.tree.geometries)[pi]
+            bad = shapely.relate_pattern(segments[si], polys, "T********")
+            ok[si[bad]] = False
+        return ok
+
+    def costs(self, segments: np.ndarray) -> np.ndarray:
+        """Length of each segment plus the extra cost of the regions it crosses."""
+        cost = np.asarray(shapely.length(segments), dtype=float)
+        if not self.regions or not len(segments):
+            return cost
+        si, ri = self.region_tree.query(segments, predicate="intersects")
+        if len(si):
+            inside = shapely.length(
+                shapely.intersection(segments[si], np.asarray(self.region_tree.geometries)[ri])
+            )
+            np.add.at(cost, si, (self.weights[ri] - 1.0) * inside)
+        return cost
+
+
+def _seeds(poly: Polygon) -> np.ndarray:
+    """Seed crossing points along a region's boundary: its corners and evenly spaced points."""
+    ring = poly.exterior
+    n = max(math.ceil(ring.length / STEINER_SPACING_IN), 4)
+    spaced = shapely.line_interpolate_point(ring, np.linspace(0.0, ring.length, n, endpoint=False))
+    return np.concatenate([shapely.get_coordinates(spaced), _ring(poly)])
+
+
+def _astar(
+    start: XY, end: XY, polygons: list[Polygon], regions: list[Region]
+) -> tuple[float, tuple[XY, ...]] | None:
+    graph = _Graph(start, end, polygons, regions)
+    xy = graph.xy
+    n = len(xy)
+    goal = xy[1]
+    h = np.hypot(*(xy - goal).T)
+    g = np.full(n, np.inf)
+    g[0] = 0.0
+    parent = np.full(n, -1)
+    closed = graph.dead.copy()
+    heap: list[tuple[float, int]] = [(h[0], 0)]
+    while heap:
+        _, u = heapq.heappop(heap)
+        if closed[u]:
+            continue
+        closed[u] = True
+        if u == 1:
+            break
+        cand = np.flatnonzero(~closed)
+        cand = cand[graph.tangent(u, cand)]
+        # An edge is worth checking only if it could improve the node it reaches.
+        dist = np.hypot(*(xy[cand] - xy[u]).T)
+        cand, dist = cand[g[u] + dist < g[cand]], dist[g[u] + dist < g[cand]]
+        if not len(cand):
+            continue
+        segs = shapely.linestrings(
+            np.stack([np.broadcast_to(xy[u], (len(cand), 2)), xy[cand]], axis=1)
+        )
+        ok = graph.clear(segs)
+        cand, segs = cand[ok], segs[ok]
+        cost = g[u] + graph.costs(segs)
+        better = cost < g[cand]
+        for v, c in zip(cand[better], cost[better], strict=True):
+            g[v] = c
+            parent[v] = u
+            heapq.heappush(heap, (c + h[v], int(v)))
+    if not np.isfinite(g[1]):
+        return None
+    route = [1]
+    while route[-1] != 0:
+        route.append(int(parent[route[-1]]))
+    points = [(float(xy[i, 0]), float(xy[i, 1])) for i in reversed(route)]
+    if regions:
+        return _refine(points, [i >= graph.n_fixed for i in reversed(route)], graph)
+    return float(g[1]), tuple(points)
+
+
+def _refine(
+    points: list[XY], on_boundary: list[bool], graph: _Graph
+) -> tuple[float, tuple[XY, ...]]:
+    """Slide each seed crossing point along its region boundary to the cheapest place."""
+    pts = list(points)
+    rings = [r.polygon.exterior for r in graph.regions]
+
+    def local(i: int, p: XY) -> float:
+        segs = shapely.linestrings([[pts[i - 1], p], [p, pts[i + 1]]])
+        if not graph.clear(segs).all():
+            return math.inf
+        return float(graph.costs(segs).sum())
+
+    for _ in range(4):
+        for i in range(1, len(pts) - 1):
+            if not on_boundary[i]:
+                continue
+            ring = min(rings, key=lambda r: r.distance(Point(pts[i])))
+            s0 = ring.project(Point(pts[i]))
+            lo, hi = s0 - STEINER_SPACING_IN, s0 + STEINER_SPACING_IN
+
+            def at(s: float, ring: shapely.LinearRing = ring) -> XY:
+                q = ring.interpolate(s % ring.length)
+                return (q.x, q.y)
+
+            # Golden-section search on arc length; keep the best point seen.
+            best_s, best = s0, local(i, pts[i])
+            ratio = (math.sqrt(5.0) - 1.0) / 2.0
+            a, b = lo, hi
+            c, d = b - ratio * (b - a), a + ratio * (b - a)
+            fc, fd = local(i, at(c)), local(i, at(d))
+            for _ in range(30):
+                if fc < fd:
+                    b, d, fd = d, c, fc
+                    c = b - ratio * (b - a)
+                    fc = local(i, at(c))
+                else:
+                    a, c, fc = c, d, fd
+                    d = a + ratio * (b - a)
+                    fd = local(i, at(d))
+            for s, f in ((c, fc), (d, fd)):
+                if f < best - _EPS:
+                    best_s, best = s, f
+            pts[i] = at(best_s)
+    segs = shapely.linestrings([[pts[i], pts[i + 1]] for i in range(len(pts) - 1)])
+    return float(graph.costs(segs).sum()), tuple(pts)

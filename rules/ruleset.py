@@ -1,0 +1,149 @@
+"""Rulesets as data: one TOML file per game under ``rules/games/``, validated on load.
+
+>>> load_ruleset("necromunda").zone.range_in
+1.0
+>>> available()
+['cosmic-combat', 'cosmic-combat-revised', 'necromunda', 'trench-crusade']
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rules.errors import InputError, from_validation
+
+GAMES_DIR = Path(__file__).with_name("games")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class MovementRules(_Strict):
+    """How models move: who may be passed through, what terrain costs."""
+
+    pass_through: Literal["nobody", "friendly"] = "nobody"
+    #: Cost of one inch of difficult terrain, by locomotion keyword; ``default`` for the rest.
+    difficult_cost: dict[str, float] = Field(default_factory=lambda: {"default": 2.0})
+    #: Movers with one of these keywords ignore dangerous terrain's cost (it still warns).
+    dangerous_as_difficult: bool = True
+    #: Gaps whose width rounded down to the inch is at most this are crossed at no extra
+    #: cost; wider ones cost as difficult terrain. ``None``: gaps cost as difficult terrain.
+    gap_ignore_in: float | None = None
+    #: Climbs whose height rounded down to the inch is at most this are free; higher ones
+    #: cost as difficult terrain (per inch climbed). ``None``: every inch climbed counts.
+    climb_ignore_in: float | None = None
+    may_leave_table: bool = False
+
+    def difficult_factor(self, keywords: frozenset[str]) -> float:
+        """Inches of allowance one inch of difficult terrain costs a mover with ``keywords``."""
+        for keyword, cost in self.difficult_cost.items():
+            if keyword != "default" and keyword in keywords:
+                return cost
+        return self.difficult_cost.get("default", 2.0)
+
+
+class ZoneRules(_Strict):
+    """The zone around models that a mover may not enter (control zone, the 1" rule)."""
+
+    range_in: float = Field(1.0, ge=0)
+    applies_to: Literal["enemy", "any"] = "enemy"
+    #: What entering a friendly model's zone means where ``applies_to = "any"``.
+    friendly_entry: Literal["violation", "ramming"] = "violation"
+    #: Models with any of these keywords project no zone.
+    sources_exclude_keywords: list[str] = []
+    #: A model with ALL these statuses projects no zone.
+    exempt_when_status_all: list[str] = []
+    #: Movers with any of these keywords ignore zones.
+    movers_exempt_keywords: list[str] = []
+
+
+class CoherencyRules(_Strict):
+    """How close the models of a unit must stay."""
+
+    range_in: float = Field(gt=0)
+    vertical_in: float = Field(gt=0)
+    #: The unit must form one group linked by in-range pairs (not just pairs).
+    connected: bool = False
+    severity: Literal["violation", "advisory"] = "violation"
+
+
+class ActionRules(_Strict):
+    """One action a model may declare for its move."""
+
+    factor: float = Field(1.0, ge=0)
+    #: Add the declared die roll to the allowance (a charge bonus).
+    add_roll: bool = False
+    roll_sides: int = Field(6, ge=2)
+    max_in: float | None = Field(None, gt=0)
+    #: ``enemy``: a target is required and must be an enemy; ``optional``: it may be given.
+    target: Literal["none", "enemy", "optional"] = "none"
+    #: The target must be at most this far (edge to edge) when the action is declared.
+    target_range_in: float | None = Field(None, gt=0)
+    target_forbidden_keywords: list[str] = []
+    requires_keywords: list[str] = []
+    forbidden_keywords: list[str] = []
+    forbidden_status: list[str] = []
+    #: Which zones the action may enter: ``target_if_contact``: the target's, if the move
+    #: ends in base contact with it; ``all_if_contact``: every enemy's, if the move ends in
+    #: base contact with an enemy; ``all``: every zone.
+    zone_exempt: Literal["none", "target_if_contact", "all_if_contact", "all"] = "none"
+    #: After a charge that made no contact the mover must stand at least this far from enemies.
+    stop_short_in: float | None = Field(None, ge=0)
+    #: The move must end more than this far from every enemy.
+    end_clear_of_enemies_in: float | None = Field(None, ge=0)
+    #: A nearer enemy across the route must be charged instead (interposing enemy models).
+    interposing: bool = False
+    #: The action is a deliberate collision with the target; both models roll.
+    ramming: bool = False
+    #: A roll this action asks for, reported as an advisory (e.g. ``risky_roll``).
+    advisory: str | None = None
+    allowed_when_engaged: bool = False
+
+
+class Ruleset(_Strict):
+    """Everything the referee needs to know about one game's movement rules."""
+
+    name: str
+    title: str
+    source: str
+    movement: MovementRules = MovementRules()
+    zone: ZoneRules | None = None
+    coherency: CoherencyRules | None = None
+    actions: dict[str, ActionRules]
+
+    def action(self, name: str) -> ActionRules | None:
+        return self.actions.get(name)
+
+    @classmethod
+    def from_toml(cls, path: Path) -> Ruleset:
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError(f"{path}: not valid TOML: {exc}") from None
+        try:
+            ruleset = cls.model_validate(data)
+        except ValidationError as exc:
+            raise from_validation(str(path), cls, exc) from None
+        if "move" not in ruleset.actions:
+            raise InputError(f"{path}: actions: every game needs a 'move' action")
+        return ruleset
+
+
+def available() -> list[str]:
+    """Names of the games the referee knows."""
+    return sorted(p.stem for p in GAMES_DIR.glob("*.toml"))
+
+
+@functools.cache
+def load_ruleset(name: str) -> Ruleset:
+    """The ruleset registered under ``name``; an unknown name lists the known ones."""
+    path = GAMES_DIR / f"{name}.toml"
+    if name not in available():
+        raise InputError(f"unknown game {name!r}; known games: {', '.join(available())}")
+    return Ruleset.from_toml(path)

@@ -1,0 +1,178 @@
+"""Scenario files for ``tablesight check``: a table, terrain and moves, as JSON.
+
+The schema is validated completely at load; the first problem becomes one
+``InputError`` line naming the field, what was expected and what was found.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from shapely.geometry import Polygon
+
+from rules.errors import InputError, from_validation
+from rules.geometry import Base, Pose
+from rules.ruleset import Ruleset, load_ruleset
+from rules.scene import Model, Scene, Table, Terrain
+
+Inches = Annotated[float, Field(ge=0)]
+Mm = Annotated[float, Field(gt=0)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RoundBase(_Strict):
+    shape: Literal["round"]
+    diameter_mm: Mm
+
+
+class OvalBase(_Strict):
+    shape: Literal["oval", "rect"]
+    length_mm: Mm
+    width_mm: Mm
+
+
+class PoseIn(_Strict):
+    x: float
+    y: float
+    heading: float = 0.0
+    z: Inches = 0.0
+
+
+class TableIn(_Strict):
+    width: Annotated[float, Field(gt=0)]
+    depth: Annotated[float, Field(gt=0)]
+
+
+class TerrainIn(_Strict):
+    id: str
+    polygon: list[tuple[float, float]]
+    height: Inches = 0.0
+    keywords: list[str] = []
+
+    @field_validator("polygon")
+    @classmethod
+    def _valid_polygon(cls, value: list[tuple[float, float]]) -> list[tuple[float, float]]:
+        if len(value) < 3:
+            raise ValueError("expected at least 3 [x, y] corners")
+        poly = Polygon(value)
+        if not poly.is_valid or poly.area <= 0:
+            raise ValueError("expected a simple polygon (corners in order, edges not crossing)")
+        return value
+
+
+class ModelIn(_Strict):
+    id: str
+    side: str
+    unit: str | None = None
+    base: Annotated[RoundBase | OvalBase, Field(discriminator="shape")]
+    movement: Inches
+    keywords: list[str] = []
+    status: list[str] = []
+    start: PoseIn
+    end: PoseIn | None = None
+    action: str = "move"
+    target: str | None = None
+    roll: int | None = None
+
+
+class ScenarioIn(_Strict):
+    game: str
+    table: TableIn
+    terrain: list[TerrainIn] = []
+    tolerance: Inches = 0.05
+    models: list[ModelIn]
+
+
+def _base(spec: RoundBase | OvalBase) -> Base:
+    if isinstance(spec, RoundBase):
+        return Base.round(spec.diameter_mm)
+    return Base(spec.shape, spec.length_mm, spec.width_mm)
+
+
+def _pose(p: PoseIn) -> Pose:
+    return Pose(p.x, p.y, p.heading, p.z)
+
+
+class Scenario:
+    """A validated scenario: its scene and the ruleset of its game."""
+
+    def __init__(self, scene: Scene, ruleset: Ruleset) -> None:
+        self.scene = scene
+        self.ruleset = ruleset
+
+    @classmethod
+    def from_json(cls, text: str, source: str = "scenario") -> Scenario:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{source}: not valid JSON: {exc}") from None
+        try:
+            spec = ScenarioIn.model_validate(data)
+        except ValidationError as exc:
+            raise from_validation(source, ScenarioIn, exc) from None
+        try:
+            ruleset = load_ruleset(spec.game)
+        except InputError as exc:
+            raise InputError(f"{source}: game: {exc}") from None
+        return cls(_scene(spec, ruleset, source), ruleset)
+
+    @classmethod
+    def from_file(cls, path: Path) -> Scenario:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+        return cls.from_json(text, str(path))
+
+
+def _scene(spec: ScenarioIn, ruleset: Ruleset, source: str) -> Scene:
+    ids = [m.id for m in spec.models]
+    models = []
+    for i, m in enumerate(spec.models):
+        where = f"{source}: models[{i}]"
+        if ids.count(m.id) > 1:
+            raise InputError(f"{where}.id: model ids must be unique, got {m.id!r} twice")
+        if m.target is not None and m.target not in ids:
+            raise InputError(f"{where}.target: expected one of the model ids, got {m.target!r}")
+        if m.target == m.id:
+            raise InputError(f"{where}.target: a model cannot target itself")
+        action = ruleset.action(m.action)
+        if action is not None:
+            if action.target == "enemy" and m.target is None:
+                raise InputError(f"{where}.target: a {m.action} needs a target model id")
+            if action.add_roll and m.roll is None:
+                raise InputError(
+                    f"{where}.roll: a {m.action} in {ruleset.name} needs the D{action.roll_sides} "
+                    f"roll (1-{action.roll_sides})"
+                )
+            if m.roll is not None and action.add_roll and not 1 <= m.roll <= action.roll_sides:
+                raise InputError(
+                    f"{where}.roll: expected 1-{action.roll_sides} (a D{action.roll_sides}), "
+                    f"got {m.roll}"
+                )
+        models.append(
+            Model(
+                id=m.id,
+                side=m.side,
+                unit=m.unit if m.unit is not None else m.id,
+                base=_base(m.base),
+                movement_in=m.movement,
+                start=_pose(m.start),
+                end=None if m.end is None else _pose(m.end),
+                keywords=frozenset(m.keywords),
+                status=frozenset(m.status),
+                action=m.action,
+                target=m.target,
+                roll=m.roll,
+            )
+        )
+    terrain = tuple(
+        Terrain(t.id, Polygon(t.polygon), t.height, frozenset(t.keywords)) for t in spec.terrain
+    )
+    return Scene(Table(spec.table.width, spec.table.depth), tuple(models), terrain, spec.tolerance)

@@ -1,0 +1,107 @@
+"""The scene the referee judges: models, terrain and the table, in inches."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import shapely
+from shapely.geometry import Polygon
+
+from rules.geometry import Base, Pose
+
+
+@dataclass(frozen=True)
+class Model:
+    """One model on the table: its profile, where it stood and where it stands now.
+
+    ``end`` is ``None`` when the model did not move. ``action``, ``target`` and ``roll``
+    are the player's declaration for this move.
+    """
+
+    id: str
+    side: str
+    unit: str
+    base: Base
+    movement_in: float
+    start: Pose
+    end: Pose | None = None
+    keywords: frozenset[str] = frozenset()
+    status: frozenset[str] = frozenset()
+    action: str = "move"
+    target: str | None = None
+    roll: int | None = None
+
+    @property
+    def pose(self) -> Pose:
+        """Where the model stands after the move."""
+        return self.end if self.end is not None else self.start
+
+    @property
+    def moved(self) -> bool:
+        return self.end is not None and self.end != self.start
+
+    def has(self, keyword: str) -> bool:
+        return keyword in self.keywords
+
+    def is_friend_of(self, other: Model) -> bool:
+        return self.side == other.side
+
+
+@dataclass(frozen=True)
+class Terrain:
+    """A terrain piece: footprint polygon in table inches, height, keywords."""
+
+    id: str
+    polygon: Polygon
+    height_in: float = 0.0
+    keywords: frozenset[str] = frozenset()
+
+    def has(self, keyword: str) -> bool:
+        return keyword in self.keywords
+
+    @property
+    def width_in(self) -> float:
+        """The piece's narrowest width (the short side of its smallest enclosing rectangle)."""
+        rect = shapely.minimum_rotated_rectangle(self.polygon)
+        xs, ys = rect.exterior.coords.xy
+        sides = [((xs[i + 1] - xs[i]) ** 2 + (ys[i + 1] - ys[i]) ** 2) ** 0.5 for i in range(2)]
+        return float(min(sides))
+
+
+@dataclass(frozen=True)
+class Table:
+    """The playing area: origin at a corner, x along the width, y along the depth."""
+
+    width_in: float
+    depth_in: float
+
+    @property
+    def polygon(self) -> Polygon:
+        return shapely.box(0.0, 0.0, self.width_in, self.depth_in)
+
+
+@dataclass(frozen=True)
+class Scene:
+    """Everything the referee looks at for one round of moves."""
+
+    table: Table
+    models: tuple[Model, ...]
+    terrain: tuple[Terrain, ...] = ()
+    tolerance_in: float = 0.05
+    _by_id: dict[str, Model] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_id", {m.id: m for m in self.models})
+
+    def model(self, model_id: str) -> Model:
+        return self._by_id[model_id]
+
+    def get(self, model_id: str | None) -> Model | None:
+        return None if model_id is None else self._by_id.get(model_id)
+
+    def moved(self) -> Iterator[Model]:
+        return (m for m in self.models if m.moved or m.action != "move")
+
+    def unit_of(self, model: Model) -> list[Model]:
+        return [m for m in self.models if m.unit == model.unit and m.side == model.side]
