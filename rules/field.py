@@ -102,11 +102,13 @@ class MoveField:
             return  # the mover's centre stands on that base: an overlap, judged elsewhere
         kind = "zone" if grow_in > 0.0 else "model"
 
+        ends = (start.xy, end.xy)
+
         def build() -> Obstacle:
             return Obstacle(
                 other.id,
                 other.base.inflated(pose, radius, "inner"),
-                other.base.inflated(pose, radius, "outer"),
+                notched(other.base.inflated(pose, radius, "outer"), ends),
                 kind,
             )
 
@@ -126,12 +128,13 @@ class MoveField:
             if min(reach) <= 0.0:
                 return  # standing on or in it: judged as an overlap, not a path
             radius = min(self.r_in, *(d - CONTACT_EPS_IN for d in reach))
+            ends = (mover.start.xy, mover.pose.xy)
 
             def build() -> Obstacle:
                 return Obstacle(
                     piece.id,
                     inflate(poly, radius, "inner"),
-                    inflate(poly, radius, "outer"),
+                    notched(inflate(poly, radius, "outer"), ends),
                     "terrain",
                 )
 
@@ -162,6 +165,24 @@ class MoveField:
     def zone_polygons(self) -> dict[str, Polygon]:
         """Inner polygons of the zone obstacles, by model id."""
         return {item.id: item.get().inner for item in self._items if item.kind == "zone"}
+
+
+def notched(outer: Polygon, points: tuple[XY, ...]) -> Polygon:
+    """``outer`` with a pinhole notch where a start or end point in contact lies inside it.
+
+    A base touching the mover at its start or end is grown only up to that contact, but
+    the circumscribed (outer) polygon bulges a few thousandths of an inch further; the
+    notch lets the move leave or arrive exactly at the contact.
+    """
+    for xy in points:
+        p = Point(xy)
+        if outer.contains(p):
+            # Wide enough (four times the bulge) for approaches at a slant to the contact.
+            depth = float(outer.exterior.distance(p))
+            cut = outer.difference(p.buffer(4.0 * depth + 1e-4, quad_segs=4))
+            if isinstance(cut, Polygon):
+                outer = cut
+    return outer
 
 
 def region_weight(piece: Terrain, ruleset: Ruleset, mover: Model) -> float:

@@ -110,6 +110,7 @@ class Referee:
         self.scene = scene
         self.rules = ruleset
         self.tol = scene.tolerance_in
+        self._batch: frozenset[str] = frozenset()
 
     # -- entry points -------------------------------------------------------------------
 
@@ -123,6 +124,7 @@ class Referee:
 
     def _judge(self, ids: list[str]) -> Verdict:
         out = _Findings()
+        self._batch = frozenset(ids)
         moves: dict[str, MoveReport] = {}
         for model_id in ids:
             mover = self.scene.model(model_id)
@@ -145,7 +147,9 @@ class Referee:
             )
             action = self.rules.actions["move"]
         else:
-            self._check_action(mover, action, out)
+            if not self._check_action(mover, action, out):
+                # An action the model may not take earns none of its exemptions.
+                action = action.model_copy(update={"zone_exempt": "none"})
         allowance = self.allowance(mover, action)
         if "engaged" in mover.status and mover.moved and not action.allowed_when_engaged:
             out.flag(
@@ -169,7 +173,13 @@ class Referee:
             allowance = min(allowance, action.max_in)
         return allowance
 
-    def _check_action(self, mover: Model, action: ActionRules, out: _Findings) -> None:
+    def _check_action(self, mover: Model, action: ActionRules, out: _Findings) -> bool:
+        """Flag what is wrong with the declaration; False if the model may not take the action.
+
+        A target out of range or behind an interposing enemy is a wrong choice of target,
+        not a forbidden action: the move keeps the action's exemptions.
+        """
+        flagged = len(out.violations)
         rule = "charge" if mover.action == "charge" else "action"
         for keyword in action.requires_keywords:
             if not mover.has(keyword):
@@ -184,7 +194,7 @@ class Referee:
                 out.flag(rule, mover.id, f"{mover.id} is {status} and may not {mover.action}")
         target = self.scene.get(mover.target)
         if target is None or action.target == "none":
-            return
+            return len(out.violations) == flagged
         if target.is_friend_of(mover):
             out.flag(
                 rule,
@@ -200,6 +210,7 @@ class Referee:
                     f"{target.id} has '{keyword}' and cannot be the target of a {mover.action}",
                     other=target.id,
                 )
+        permitted = len(out.violations) == flagged
         if action.target_range_in is not None:
             gap = self.distance(mover, target, at_start=True)
             if gap > action.target_range_in + self.tol:
@@ -214,6 +225,7 @@ class Referee:
                 )
         if action.interposing and not target.is_friend_of(mover):
             self._interposing(mover, target, action, out)
+        return permitted
 
     # -- distances ----------------------------------------------------------------------
 
@@ -222,6 +234,10 @@ class Referee:
         pose_a = a.start if at_start else a.pose
         pose_b = b.start if at_start else b.pose
         return edge_distance(a.base, pose_a, b.base, pose_b)
+
+    def _first(self, mover: Model, other: Model) -> bool:
+        """Report a pair once: under the mover, or the first id when both are judged."""
+        return other.id not in self._batch or mover.id < other.id
 
     def in_contact(self, a: Model, b: Model) -> bool:
         return self.distance(a, b) <= self.tol
@@ -272,7 +288,7 @@ class Referee:
         zone = self.rules.zone
         if zone is not None and zone.friendly_entry == "ramming":
             for other in self.scene.models:
-                if other.id != mover.id and other.is_friend_of(mover):
+                if other.id != mover.id and other.is_friend_of(mover) and self._first(mover, other):
                     gap = self.distance(mover, other)
                     if gap < zone.range_in - self.tol:
                         out.advise(
@@ -427,7 +443,7 @@ class Referee:
                 limit=0.0,
             )
         for other in self.scene.models:
-            if other.id == mover.id or (other.moved and other.id < mover.id):
+            if other.id == mover.id or not self._first(mover, other):
                 continue
             gap = self.distance(mover, other)
             if gap < -self.tol:
@@ -522,7 +538,8 @@ class Referee:
             return
         probe = _at_start(mover)
         goal = target.base.inflated(target.pose, zone_in + mover.base.radius_in, "inner")
-        free, _ = self._route_to(probe, target, frozenset())
+        others_ids = frozenset(m.id for m in others)
+        free = self._route_to(probe, target, frozenset(), ignore=others_ids)
         if free is None:
             return
         route = _until(free, goal)
@@ -536,7 +553,7 @@ class Referee:
         )
         if not crossed:
             return
-        clear, _ = self._route_to(probe, target, frozenset(zones))
+        clear = self._route_to(probe, target, frozenset(zones))
         reach = action.max_in or math.inf
         if clear is not None and _until(clear, goal).length <= reach + self.tol:
             return
@@ -550,18 +567,25 @@ class Referee:
         )
 
     def _route_to(
-        self, probe: Model, target: Model, zone_ids: frozenset[str]
-    ) -> tuple[Path | None, None]:
-        """Shortest route from ``probe``'s start to ``target``'s centre, target not an obstacle."""
+        self,
+        probe: Model,
+        target: Model,
+        zone_ids: frozenset[str],
+        ignore: frozenset[str] = frozenset(),
+    ) -> Path | None:
+        """Shortest route from ``probe``'s start to ``target``'s centre.
+
+        The target, and the models in ``ignore``, are not obstacles on the way.
+        """
         scene = Scene(
             self.scene.table,
-            tuple(m for m in self.scene.models if m.id != target.id),
+            tuple(m for m in self.scene.models if m.id != target.id and m.id not in ignore),
             self.scene.terrain,
             self.scene.tolerance_in,
         )
         moving = _moved_to(probe, target.pose.xy)
         field_ = MoveField(scene, self.rules, moving, zone_ids)
-        return shortest_path(moving.start.xy, moving.pose.xy, field_), None
+        return shortest_path(moving.start.xy, moving.pose.xy, field_)
 
     # -- coherency ----------------------------------------------------------------------
 

@@ -67,6 +67,7 @@ class TerrainIn(_Strict):
 
 
 class ModelIn(_Strict):
+    note: str = ""
     id: str
     side: str
     unit: str | None = None
@@ -82,6 +83,7 @@ class ModelIn(_Strict):
 
 
 class ScenarioIn(_Strict):
+    description: str = ""
     game: str
     table: TableIn
     terrain: list[TerrainIn] = []

@@ -1,0 +1,150 @@
+"""``tablesight check``: verdicts on the sample scenarios, and one clear line for bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.test_cli import tablesight
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples" / "scenarios"
+
+GOOD = {
+    "game": "necromunda",
+    "table": {"width": 30, "depth": 22},
+    "terrain": [{"id": "wall", "polygon": [[10, 5], [11, 5], [11, 15], [10, 15]]}],
+    "models": [
+        {
+            "id": "g1",
+            "side": "a",
+            "base": {"shape": "round", "diameter_mm": 25.4},
+            "movement": 5,
+            "start": {"x": 2, "y": 2},
+            "end": {"x": 5, "y": 6},
+        },
+        {
+            "id": "e1",
+            "side": "b",
+            "base": {"shape": "round", "diameter_mm": 25.4},
+            "movement": 5,
+            "start": {"x": 20, "y": 10},
+        },
+    ],
+}
+
+
+def _with(path: list[object], value: object) -> dict[str, object]:
+    data = json.loads(json.dumps(GOOD))
+    node = data
+    for key in path[:-1]:
+        node = node[key]
+    if value is KeyError:
+        del node[path[-1]]
+    else:
+        node[path[-1]] = value
+    return data
+
+
+BAD = [
+    (_with(["game"], "chess"), "game: unknown game 'chess'; known games: cosmic-combat, "),
+    (_with(["models", 0, "colour"], "red"), "models[0].colour: unknown key; allowed keys: "),
+    (_with(["models", 0, "movement"], KeyError), "models[0].movement: required key is missing"),
+    (_with(["models", 0, "movement"], -3), "models[0].movement: Input should be greater than"),
+    (
+        _with(["models", 0, "base"], {"shape": "square", "diameter_mm": 25}),
+        "models[0].base: Input tag 'square' found using 'shape' does not match any of the "
+        "expected tags: 'round', 'oval', 'rect'",
+    ),
+    (
+        _with(["terrain", 0, "polygon"], [[0, 0], [2, 2], [2, 0], [0, 2]]),
+        "terrain[0].polygon: expected a simple polygon (corners in order, edges not crossing)",
+    ),
+    (
+        _with(["models", 0, "target"], "nobody"),
+        "models[0].target: expected one of the model ids, got 'nobody'",
+    ),
+    (
+        _with(["models", 0, "action"], "charge"),
+        "models[0].roll: a charge in necromunda needs the D3 roll (1-3)",
+    ),
+    (_with(["table", "width"], 0), "table.width: Input should be greater than 0"),
+]
+
+
+@pytest.mark.parametrize(("scenario", "expected"), BAD)
+def test_bad_scenario_is_one_line_and_exit_2(
+    tmp_path: Path, scenario: dict[str, object], expected: str
+) -> None:
+    path = tmp_path / "scenario.json"
+    path.write_text(json.dumps(scenario))
+    result = tablesight("check", str(path), "--json")
+    assert result.returncode == 2, result.stdout
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"tablesight: {path}: {expected}")
+
+
+def test_not_json_and_missing_file(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text("{ not json")
+    result = tablesight("check", str(broken))
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"tablesight: {broken}: not valid JSON: ")
+    missing = tmp_path / "missing.json"
+    result = tablesight("check", str(missing))
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"tablesight: {missing}: cannot read: No such file or directory"
+
+
+def test_legal_move_json_shape(tmp_path: Path) -> None:
+    path = tmp_path / "scenario.json"
+    path.write_text(json.dumps(GOOD))
+    result = tablesight("check", str(path), "--json")
+    assert result.returncode == 0, result.stderr
+    verdict = json.loads(result.stdout)
+    # (2, 2) -> (5, 6) is a 3-4-5 triangle: 5.0 in, exactly the Movement of 5.
+    assert verdict == {
+        "legal": True,
+        "violations": [],
+        "advisories": [],
+        "moves": {
+            "g1": {
+                "action": "move",
+                "allowance": 5.0,
+                "straight": 5.0,
+                "shortest_path": 5.0,
+                "shortest_path_bounds": [5.0, 5.0],
+            }
+        },
+    }
+
+
+# The verdict each sample's description promises, by rule name and the key number.
+SAMPLE_VERDICTS = [
+    ("necromunda-wall-detour.json", ["movement"], [], ("ganger", 13.007)),
+    ("necromunda-charge.json", ["charge"], [], ("juve", 5.9)),
+    ("trench-crusade-interposing.json", ["charge"], ["charge"], ("pilgrim", 4.0)),
+    ("cosmic-combat-boarding.json", ["action", "action", "control_zone"], ["ramming"], None),
+    ("cosmic-combat-revised-gap.json", ["movement"], [], ("alpha-wide", 10.0)),
+]
+
+
+@pytest.mark.parametrize(("name", "violations", "advisories", "path"), SAMPLE_VERDICTS)
+def test_sample_scenarios(
+    name: str, violations: list[str], advisories: list[str], path: tuple[str, float] | None
+) -> None:
+    result = tablesight("check", str(SAMPLES / name), "--json")
+    assert result.returncode == 0, result.stderr
+    verdict = json.loads(result.stdout)
+    assert [v["rule"] for v in verdict["violations"]] == violations
+    assert [a["rule"] for a in verdict["advisories"]] == advisories
+    if path is not None:
+        model, length = path
+        assert verdict["moves"][model]["shortest_path"] == pytest.approx(length, abs=0.01)
+    text = tablesight("check", str(SAMPLES / name))
+    assert text.returncode == 0
+    for rule in violations + advisories:
+        assert rule in text.stdout
