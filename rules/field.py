@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import shapely
-from shapely.geometry import Point, Polygon
+from shapely.geometry import LineString, Point, Polygon
 
-from rules.geometry import Pose, inflate
+from rules.geometry import Pose, centre_to_base, inflate
 from rules.pathing import XY, Obstacle, Region
 from rules.ruleset import Ruleset
 from rules.scene import Model, Scene, Terrain
@@ -77,6 +77,7 @@ class MoveField:
         start, end = mover.start, mover.pose
         self._items: list[_Lazy] = []
         self.regions: list[Region] = []
+        self._region_circles: list[tuple[XY, float]] = []
         zone_in = ruleset.zone.range_in if ruleset.zone else 0.0
         friendly_pass = ruleset.movement.pass_through == "friendly"
         for other in scene.models:
@@ -87,17 +88,22 @@ class MoveField:
             if grow is None:
                 continue
             self._add_model(other, grow, start, end)
-        for piece in scene.terrain:
-            self._add_terrain(piece, ruleset, scene.tolerance_in)
+        self._terrain_reach = np.minimum(
+            shapely.distance(scene.terrain_polygons, Point(start.xy)),
+            shapely.distance(scene.terrain_polygons, Point(end.xy)),
+        )
+        for i, piece in enumerate(scene.terrain):
+            self._add_terrain(i, piece, ruleset, scene)
+        if not ruleset.movement.may_leave_table:
+            self._add_table_edges(scene.table.width_in, scene.table.depth_in)
 
     def _add_model(self, other: Model, grow_in: float, start: Pose, end: Pose) -> None:
         pose = other.pose
-        # Distance from the mover's centre to the other base, at the start and at the end.
-        reach = [
-            float(shapely.distance(other.base.footprint(pose), Point(p.x, p.y)))
-            for p in (start, end)
-        ]
-        radius = min(grow_in + self.r_in, *(d - CONTACT_EPS_IN for d in reach))
+        radius = grow_in + self.r_in
+        # Grow it only as far as leaves the mover's start and end outside (a contact there).
+        for p in (start, end):
+            if p.distance_to(pose) - other.base.half_length_in <= radius:
+                radius = min(radius, centre_to_base(other.base, pose, p.xy) - CONTACT_EPS_IN)
         if radius <= 0.0:
             return  # the mover's centre stands on that base: an overlap, judged elsewhere
         kind = "zone" if grow_in > 0.0 else "model"
@@ -116,18 +122,18 @@ class MoveField:
             _Lazy(other.id, kind, pose.xy, other.base.half_length_in + radius * 1.01, build)
         )
 
-    def _add_terrain(self, piece: Terrain, ruleset: Ruleset, tolerance_in: float) -> None:
-        mover = self.mover
+    def _add_terrain(self, i: int, piece: Terrain, ruleset: Ruleset, scene: Scene) -> None:
+        mover, tolerance_in = self.mover, scene.tolerance_in
         if piece.has("impassable") or (
             piece.has("climbable")
             and not on_top_of(piece, mover.start, tolerance_in)
             and not on_top_of(piece, mover.pose, tolerance_in)
         ):
             poly = piece.polygon
-            reach = [float(poly.distance(Point(p.x, p.y))) for p in (mover.start, mover.pose)]
-            if min(reach) <= 0.0:
+            reach = float(self._terrain_reach[i])
+            if reach <= 0.0:
                 return  # standing on or in it: judged as an overlap, not a path
-            radius = min(self.r_in, *(d - CONTACT_EPS_IN for d in reach))
+            radius = min(self.r_in, reach - CONTACT_EPS_IN)
             ends = (mover.start.xy, mover.pose.xy)
 
             def build() -> Obstacle:
@@ -138,13 +144,48 @@ class MoveField:
                     "terrain",
                 )
 
-            c = poly.centroid
-            far = float(np.max(np.hypot(*(np.asarray(poly.exterior.coords) - (c.x, c.y)).T)))
-            self._items.append(_Lazy(piece.id, "terrain", (c.x, c.y), far + radius * 1.01, build))
+            centre, far = scene.terrain_circles[i]
+            self._items.append(_Lazy(piece.id, "terrain", centre, far + radius * 1.01, build))
             return
         weight = region_weight(piece, ruleset, mover)
         if weight != 1.0:
             self.regions.append(Region(piece.id, piece.polygon, weight))
+            self._region_circles.append(scene.terrain_circles[i])
+
+    def _add_table_edges(self, width_in: float, depth_in: float) -> None:
+        """The base may not cross the table edge on the way: four walls outside the table."""
+        ends = (self.mover.start.xy, self.mover.pose.xy)
+        far = 1000.0
+        walls = [
+            ("edge-left", (-far, -far, 0.0, depth_in + far), [p[0] for p in ends]),
+            (
+                "edge-right",
+                (width_in, -far, width_in + far, depth_in + far),
+                [width_in - p[0] for p in ends],
+            ),
+            ("edge-bottom", (-far, -far, width_in + far, 0.0), [p[1] for p in ends]),
+            (
+                "edge-top",
+                (-far, depth_in, width_in + far, depth_in + far),
+                [depth_in - p[1] for p in ends],
+            ),
+        ]
+        for name, (x0, y0, x1, y1), insets in walls:
+            grow = min(self.r_in, *(d - CONTACT_EPS_IN for d in insets))
+            if grow <= 0.0:
+                continue  # the move starts or ends over the edge: judged as off the table
+            wall = shapely.box(x0 - grow, y0 - grow, x1 + grow, y1 + grow)
+            centre = ((x0 + x1) / 2, (y0 + y1) / 2)
+            obstacle = Obstacle(name, wall, wall, "edge")
+            self._items.append(_Lazy(name, "edge", centre, 2 * far, _const(obstacle)))
+
+    def connected(self) -> bool:
+        """Whether any route at all joins the start and end (however long)."""
+        start, end = Point(self.mover.start.xy), Point(self.mover.pose.xy)
+        blocked = shapely.unary_union([item.get().inner for item in self._items])
+        free = shapely.box(-1e4, -1e4, 1e4, 1e4).difference(blocked)
+        parts = getattr(free, "geoms", [free])
+        return any(p.covers(start) and p.covers(end) for p in parts)
 
     def near(
         self, start: XY, end: XY, bound_in: float
@@ -152,19 +193,37 @@ class MoveField:
         """Obstacles and regions that a path of at most ``bound_in`` could touch."""
         kept, complete = [], True
         for item in self._items:
-            slack = math.dist(start, item.center) + math.dist(end, item.center) - 2 * item.radius_in
-            if slack <= bound_in:
+            if _in_ellipse(start, end, item.center, item.radius_in, bound_in):
                 kept.append(item.get())
             else:
                 complete = False
-        return kept, self.regions, complete
+        regions = []
+        for region, (centre, radius) in zip(self.regions, self._region_circles, strict=True):
+            if _in_ellipse(start, end, centre, radius, bound_in):
+                regions.append(region)
+            else:
+                complete = False
+        return kept, regions, complete
 
     def obstacle_ids(self, kind: str) -> list[str]:
         return [item.id for item in self._items if item.kind == kind]
 
-    def zone_polygons(self) -> dict[str, Polygon]:
-        """Inner polygons of the zone obstacles, by model id."""
-        return {item.id: item.get().inner for item in self._items if item.kind == "zone"}
+    def zones_near(self, line: LineString) -> dict[str, Polygon]:
+        """Inner polygons of the zone obstacles that may touch ``line``, by model id."""
+        return {
+            item.id: item.get().inner
+            for item in self._items
+            if item.kind == "zone" and line.distance(Point(item.center)) <= item.radius_in
+        }
+
+
+def _const(obstacle: Obstacle) -> Callable[[], Obstacle]:
+    return lambda: obstacle
+
+
+def _in_ellipse(start: XY, end: XY, centre: XY, radius: float, bound_in: float) -> bool:
+    """Whether a disc may reach inside the ellipse of points within ``bound_in`` of both ends."""
+    return math.dist(start, centre) + math.dist(end, centre) - 2.0 * radius <= bound_in
 
 
 def notched(outer: Polygon, points: tuple[XY, ...]) -> Polygon:

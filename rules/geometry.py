@@ -9,13 +9,13 @@ around inner shapes are lower bounds, around outer shapes upper bounds.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import shapely
-from shapely import affinity
 from shapely.geometry import Point, Polygon
 
 MM_PER_IN = 25.4
@@ -24,8 +24,8 @@ MM_PER_IN = 25.4
 CIRCLE_SEGMENTS = 32
 #: Segments per quarter circle when shapely buffers a polygon (inflating it by a radius).
 QUAD_SEGS = 8
-#: Vertices used for distance measurement between curved bases (error < 0.0002 in).
-FINE_SEGMENTS = 256
+#: Vertices used for distance measurement between curved bases (error < 0.0005 in).
+FINE_SEGMENTS = 128
 
 Variant = Literal["inner", "outer"]
 BaseShape = Literal["round", "oval", "rect"]
@@ -87,21 +87,7 @@ class Base:
         self, pose: Pose, variant: Variant = "inner", segments: int = FINE_SEGMENTS
     ) -> Polygon:
         """The outline at ``pose`` as a polygon (inner or outer bracket of the true curve)."""
-        half_l = self.length_mm / MM_PER_IN / 2.0
-        half_w = self.width_mm / MM_PER_IN / 2.0
-        if self.shape == "rect":
-            shape = Polygon(
-                [(-half_l, -half_w), (half_l, -half_w), (half_l, half_w), (-half_l, half_w)]
-            )
-        else:
-            scale = outer_scale(segments) if variant == "outer" else 1.0
-            angles = np.linspace(0.0, 2.0 * math.pi, segments, endpoint=False)
-            shape = Polygon(
-                np.column_stack([half_l * scale * np.cos(angles), half_w * scale * np.sin(angles)])
-            )
-        if pose.heading:
-            shape = affinity.rotate(shape, pose.heading, origin=(0.0, 0.0))
-        return affinity.translate(shape, pose.x, pose.y)
+        return _footprint(self, pose, variant, segments)
 
     def inflated(self, pose: Pose, radius_in: float, variant: Variant) -> Polygon:
         """The set of centres a disc of ``radius_in`` cannot occupy without touching this base.
@@ -113,6 +99,24 @@ class Base:
             radius = self.length_mm / MM_PER_IN / 2.0 + radius_in
             return circle((pose.x, pose.y), radius, variant)
         return inflate(self.footprint(pose, variant, CIRCLE_SEGMENTS), radius_in, variant)
+
+
+@functools.lru_cache(maxsize=8192)
+def _footprint(base: Base, pose: Pose, variant: Variant, segments: int) -> Polygon:
+    half_l = base.length_mm / MM_PER_IN / 2.0
+    half_w = base.width_mm / MM_PER_IN / 2.0
+    if base.shape == "rect":
+        local = np.array(
+            [(-half_l, -half_w), (half_l, -half_w), (half_l, half_w), (-half_l, half_w)]
+        )
+    else:
+        scale = outer_scale(segments) if variant == "outer" else 1.0
+        angles = np.linspace(0.0, 2.0 * math.pi, segments, endpoint=False)
+        local = np.column_stack([half_l * scale * np.cos(angles), half_w * scale * np.sin(angles)])
+    theta = math.radians(pose.heading)
+    c, s = math.cos(theta), math.sin(theta)
+    rotated = local @ np.array([[c, s], [-s, c]])
+    return Polygon(rotated + np.array([pose.x, pose.y]))
 
 
 def circle(center: tuple[float, float], radius_in: float, variant: Variant) -> Polygon:
@@ -138,7 +142,7 @@ def edge_distance(a: Base, pose_a: Pose, b: Base, pose_b: Pose) -> float:
     """Edge-to-edge distance between the closest points of two bases, horizontally, in inches.
 
     Negative when the bases overlap (then it is minus the overlap depth). Exact for two round
-    bases; otherwise measured between 256-gons on the true curves (error under 0.0002 in).
+    bases; otherwise measured between 128-gons on the true curves (error under 0.0005 in).
 
     >>> round(edge_distance(Base.round(25.4), Pose(0, 0), Base.round(25.4), Pose(3, 4)), 6)
     4.0
@@ -150,6 +154,18 @@ def edge_distance(a: Base, pose_a: Pose, b: Base, pose_b: Pose) -> float:
     if gap > 0.0:
         return gap
     return -overlap_depth(fa, fb)
+
+
+def gap_lower_bound(a: Base, pose_a: Pose, b: Base, pose_b: Pose) -> float:
+    """A cheap lower bound of ``edge_distance``: centre distance minus both half-lengths."""
+    return pose_a.distance_to(pose_b) - a.half_length_in - b.half_length_in
+
+
+def centre_to_base(base: Base, pose: Pose, xy: tuple[float, float]) -> float:
+    """Horizontal distance from the point ``xy`` to the edge of the base (0 inside it)."""
+    if base.shape == "round":
+        return max(0.0, math.dist(xy, pose.xy) - base.radius_in)
+    return float(shapely.distance(base.footprint(pose), Point(xy)))
 
 
 def overlap_depth(a: Polygon, b: Polygon) -> float:

@@ -16,7 +16,7 @@ from shapely.geometry import LineString, Point
 from shapely.ops import substring
 
 from rules.field import MoveField, climb_cost, on_top_of
-from rules.geometry import Pose, edge_distance, overlap_depth
+from rules.geometry import Pose, edge_distance, gap_lower_bound, overlap_depth
 from rules.pathing import Path, shortest_path
 from rules.ruleset import ActionRules, Ruleset
 from rules.scene import Model, Scene
@@ -111,6 +111,7 @@ class Referee:
         self.rules = ruleset
         self.tol = scene.tolerance_in
         self._batch: frozenset[str] = frozenset()
+        self._sources: dict[str, list[Model]] = {}
 
     # -- entry points -------------------------------------------------------------------
 
@@ -229,10 +230,19 @@ class Referee:
 
     # -- distances ----------------------------------------------------------------------
 
-    def distance(self, a: Model, b: Model, at_start: bool = False) -> float:
-        """Edge-to-edge distance between two models as they stand (or stood at ``a``'s start)."""
+    def distance(
+        self, a: Model, b: Model, at_start: bool = False, within: float = math.inf
+    ) -> float:
+        """Edge-to-edge distance between two models as they stand (or stood at ``a``'s start).
+
+        When the bases are certainly further apart than ``within``, a cheaper lower bound
+        (still above ``within``) is returned instead.
+        """
         pose_a = a.start if at_start else a.pose
         pose_b = b.start if at_start else b.pose
+        bound = gap_lower_bound(a.base, pose_a, b.base, pose_b)
+        if bound > within:
+            return bound
         return edge_distance(a.base, pose_a, b.base, pose_b)
 
     def _first(self, mover: Model, other: Model) -> bool:
@@ -240,12 +250,17 @@ class Referee:
         return other.id not in self._batch or mover.id < other.id
 
     def in_contact(self, a: Model, b: Model) -> bool:
-        return self.distance(a, b) <= self.tol
+        return self.distance(a, b, within=self.tol) <= self.tol
 
     # -- zones --------------------------------------------------------------------------
 
     def zone_sources(self, mover: Model) -> list[Model]:
         """Models whose zone ``mover`` may not enter, before any action's exemption."""
+        if mover.id not in self._sources:
+            self._sources[mover.id] = self._zone_sources(mover)
+        return self._sources[mover.id]
+
+    def _zone_sources(self, mover: Model) -> list[Model]:
         zone = self.rules.zone
         if zone is None or any(mover.has(k) for k in zone.movers_exempt_keywords):
             return []
@@ -289,7 +304,7 @@ class Referee:
         if zone is not None and zone.friendly_entry == "ramming":
             for other in self.scene.models:
                 if other.id != mover.id and other.is_friend_of(mover) and self._first(mover, other):
-                    gap = self.distance(mover, other)
+                    gap = self.distance(mover, other, within=zone.range_in)
                     if gap < zone.range_in - self.tol:
                         out.advise(
                             "ramming",
@@ -307,7 +322,7 @@ class Referee:
         for other in self.zone_sources(mover):
             if other.id in exempt:
                 continue
-            gap = self.distance(mover, other)
+            gap = self.distance(mover, other, within=zone.range_in)
             if gap < zone.range_in - self.tol:
                 if short:
                     out.flag(
@@ -334,7 +349,7 @@ class Referee:
             for other in self.scene.models:
                 if other.is_friend_of(mover):
                     continue
-                gap = self.distance(mover, other)
+                gap = self.distance(mover, other, within=clear)
                 if gap <= clear - self.tol:
                     out.flag(
                         mover.action,
@@ -348,9 +363,11 @@ class Referee:
 
     # -- movement -----------------------------------------------------------------------
 
-    def _path(self, mover: Model, zone_ids: frozenset[str]) -> tuple[Path | None, MoveField]:
+    def _path(
+        self, mover: Model, zone_ids: frozenset[str], bound_in: float = math.inf
+    ) -> tuple[Path | None, MoveField]:
         field_ = MoveField(self.scene, self.rules, mover, zone_ids)
-        return shortest_path(mover.start.xy, mover.pose.xy, field_), field_
+        return shortest_path(mover.start.xy, mover.pose.xy, field_, bound_in=bound_in), field_
 
     def _movement(
         self, mover: Model, action: ActionRules, allowance: float, out: _Findings
@@ -361,9 +378,10 @@ class Referee:
         climb = climb_cost(mover.pose.z - mover.start.z, self.rules, mover)
         exempt = self.zone_exempt(mover, action)
         zone_ids = frozenset(m.id for m in self.zone_sources(mover) if m.id not in exempt)
-        legal, field_ = self._path(mover, zone_ids)
         limit = allowance + self.tol
-        rule = "charge" if mover.action == "charge" else "movement"
+        # Nobody needs the exact length of a detour three times the allowance.
+        cap = max(3.0 * allowance, allowance + 12.0)
+        legal, field_ = self._path(mover, zone_ids, cap - climb)
         report = MoveReport(
             mover.action,
             allowance,
@@ -378,43 +396,51 @@ class Referee:
             out.advise(
                 "close_call",
                 mover.id,
-                f"{mover.id} moved {_in(legal.lower_in + climb)} to {_in(legal.length_in + climb)} "
-                f"of its {_in(allowance)}: too close to call",
+                f"{mover.id} moved {_in(legal.lower_in + climb)} to "
+                f"{_in(legal.length_in + climb)} of its {_in(allowance)}: too close to call",
                 measured=legal.length_in + climb,
                 limit=allowance,
             )
             return report
-        free = self._path(mover, frozenset())[0] if zone_ids else legal
-        if free is not None and free.length_in + climb <= limit:
-            crossed = _zones_crossed(free, field_)
+        # Over the allowance keeping clear of zones: was it in reach through one?
+        through = self._path(mover, frozenset(), limit - climb)[0] if zone_ids else None
+        if through is not None:
+            crossed = _zones_crossed(through, field_)
             other = crossed[0] if crossed else None
-            how = f"{_in(legal.length_in + climb)}" if legal is not None else "impossible"
+            how = _in(legal.length_in + climb) if legal is not None else "impossible"
+            zone_in = self.rules.zone.range_in if self.rules.zone else 0.0
             out.flag(
                 "control_zone",
                 mover.id,
-                f"{mover.id} could only reach its end within {_in(allowance)} by passing within "
-                f"{_in(self.rules.zone.range_in if self.rules.zone else 0.0)} of "
-                f"{other or 'a model'}; keeping clear it is {how}",
+                f"{mover.id} could only reach its end within {_in(allowance)} by passing "
+                f"within {_in(zone_in)} of {other or 'a model'}; keeping clear it is {how}",
                 other=other,
                 measured=None if legal is None else legal.length_in + climb,
                 limit=allowance,
             )
             return report
-        if free is None:
+        best = legal
+        if best is None and zone_ids:
+            best, field_ = self._path(mover, frozenset(), cap - climb)
+        if best is None:
+            if not field_.connected():
+                out.flag(
+                    "blocked", mover.id, f"no legal path leads from {mover.id}'s start to its end"
+                )
+                return report
             out.flag(
-                "blocked",
+                "charge" if mover.action == "charge" else "movement",
                 mover.id,
-                f"no legal path exists from {mover.id}'s start to where it stands",
+                f"{mover.id}'s shortest legal path is longer than {_in(cap)}; "
+                f"its {mover.action} allows {_in(allowance)}",
+                measured=cap,
+                limit=allowance,
             )
             return report
-        best = legal if legal is not None else free
-        what = (
-            "failed charge"
-            if rule == "charge" and not self._charge_reached(mover)
-            else mover.action
-        )
+        charge = mover.action == "charge"
+        what = "failed charge" if charge and not self._charge_reached(mover) else mover.action
         out.flag(
-            rule,
+            "charge" if charge else "movement",
             mover.id,
             f"{mover.id} moved {_in(best.length_in + climb)} by the shortest legal path; "
             f"its {what} allows {_in(allowance)}",
@@ -445,7 +471,7 @@ class Referee:
         for other in self.scene.models:
             if other.id == mover.id or not self._first(mover, other):
                 continue
-            gap = self.distance(mover, other)
+            gap = self.distance(mover, other, within=0.0)
             if gap < -self.tol:
                 out.flag(
                     "base_overlap",
@@ -456,7 +482,10 @@ class Referee:
                     limit=0.0,
                 )
         footprint = mover.base.footprint(mover.pose)
-        for piece in self.scene.terrain:
+        touching = shapely.intersects(footprint, self.scene.terrain_polygons)
+        for piece, touches in zip(self.scene.terrain, touching, strict=True):
+            if not touches:
+                continue
             if piece.has("impassable") or (
                 piece.has("climbable") and not on_top_of(piece, mover.pose, self.tol)
             ):
@@ -658,7 +687,7 @@ def _zones_crossed(path: Path, field_: MoveField) -> list[str]:
     """Zone models whose zone the route passes through, in the order it meets them."""
     line = path.line()
     hits = []
-    for mid, poly in field_.zone_polygons().items():
+    for mid, poly in field_.zones_near(line).items():
         if line.relate_pattern(poly, "T********"):
             first = shapely.get_coordinates(line.intersection(poly))[0]
             hits.append((line.project(Point(first)), mid))

@@ -33,7 +33,7 @@ import shapely
 from shapely.geometry import LineString, Point, Polygon
 
 #: Spacing of the seed crossing points on the boundary of costly regions, in inches.
-STEINER_SPACING_IN = 0.5
+STEINER_SPACING_IN = 0.75
 #: Below this many inches a path is the straight line: nothing is that thin.
 _EPS = 1e-9
 
@@ -115,8 +115,12 @@ def shortest_path(
     end: XY,
     obstacles: Sequence[Obstacle] | Field,
     regions: Sequence[Region] = (),
+    bound_in: float = math.inf,
 ) -> Path | None:
     """The shortest legal route from ``start`` to ``end``, or ``None`` if there is none.
+
+    With ``bound_in``, ``None`` also when every legal route costs more than that: the
+    search gives up as soon as it can prove so, which is much quicker.
 
     Only what lies inside the ellipse of points whose distances to start and end add up
     to a bound can touch a path no longer than that bound, so the search starts with a
@@ -124,18 +128,18 @@ def shortest_path(
     """
     field = obstacles if isinstance(obstacles, Field) else StaticField(obstacles, regions)
     straight = math.dist(start, end)
-    bound = max(2.0 * straight, straight + 4.0)
+    ellipse = min(max(2.0 * straight, straight + 4.0), bound_in)
     while True:
-        near, near_regions, complete = field.near(start, end, bound)
-        upper = _solve(start, end, [o.outer for o in near], near_regions)
-        if (upper is not None and upper[0] <= bound) or complete:
+        near, near_regions, complete = field.near(start, end, ellipse)
+        upper = _solve(start, end, [o.outer for o in near], near_regions, ellipse)
+        if upper is not None or complete or ellipse >= bound_in:
             break
-        bound = max(bound * 2.0, upper[0] * 1.001 if upper is not None else 0.0)
+        ellipse = min(ellipse * 2.0, bound_in)
     if upper is None:
         return None
     if len(upper[1]) == 2 and not near_regions:
         return Path(length_in=upper[0], lower_in=upper[0], points=upper[1])
-    lower = _solve(start, end, [o.inner for o in near], near_regions)
+    lower = _solve(start, end, [o.inner for o in near], near_regions, upper[0] + 1e-9)
     lower_cost = upper[0] if lower is None else min(lower[0], upper[0])
     return Path(length_in=upper[0], lower_in=lower_cost, points=upper[1])
 
@@ -151,9 +155,9 @@ def path_cost(points: Sequence[XY], regions: Sequence[Region]) -> float:
 
 
 def _solve(
-    start: XY, end: XY, polygons: list[Polygon], regions: list[Region]
+    start: XY, end: XY, polygons: list[Polygon], regions: list[Region], bound: float
 ) -> tuple[float, tuple[XY, ...]] | None:
-    """Cheapest route around ``polygons`` through ``regions``; the straight line if clear."""
+    """Cheapest route of cost at most ``bound`` around ``polygons`` through ``regions``."""
     for poly in polygons:
         if poly.contains(Point(start)) or poly.contains(Point(end)):
             return None
@@ -161,8 +165,15 @@ def _solve(
     if not any(r.polygon.intersects(segment) for r in regions) and not any(
         shapely.relate_pattern(segment, poly, "T********") for poly in polygons
     ):
-        return segment.length, (start, end)
-    return _astar(start, end, polygons, regions)
+        return (segment.length, (start, end)) if segment.length <= bound else None
+    if regions:
+        # A first route bending only at corners gives a bound that prunes the seeds.
+        rough = _astar(start, end, polygons, regions, bound, seeds=False)
+        if rough is not None:
+            bound = min(bound, rough[0] + 1e-9)
+        found = _astar(start, end, polygons, regions, bound)
+        return found if found is not None else rough
+    return _astar(start, end, polygons, regions, bound)
 
 
 def _ring(poly: Polygon) -> np.ndarray:
@@ -179,7 +190,9 @@ def _cross(ax: np.ndarray, ay: np.ndarray, bx: np.ndarray, by: np.ndarray) -> np
 class _Graph:
     """Nodes of the visibility graph: start, end, obstacle corners, region seed points."""
 
-    def __init__(self, start: XY, end: XY, polygons: list[Polygon], regions: list[Region]) -> None:
+    def __init__(
+        self, start: XY, end: XY, polygons: list[Polygon], regions: list[Region], seeds: bool
+    ) -> None:
         pts = [np.asarray([start, end], dtype=float)]
         prev = [np.full((2, 2), np.nan)]
         nxt = [np.full((2, 2), np.nan)]
@@ -193,16 +206,14 @@ class _Graph:
             pts.append(xy[convex])
             prev.append(p[convex])
             nxt.append(n[convex])
-        self.region_ids: list[int] = []  # index into ``regions`` for seed nodes, -1 otherwise
         self.regions = regions
-        seeds = [_seeds(r.polygon) for r in regions]
-        n_fixed = sum(len(a) for a in pts)
-        self.n_fixed = n_fixed
-        for i, s in enumerate(seeds):
-            pts.append(s)
-            prev.append(np.full_like(s, np.nan))
-            nxt.append(np.full_like(s, np.nan))
-            self.region_ids.extend([i] * len(s))
+        # Region nodes come last; any bend there is a crossing point free to slide.
+        self.n_fixed = sum(len(a) for a in pts)
+        for r in regions:
+            crossing = _seeds(r.polygon) if seeds else _ring(r.polygon)
+            pts.append(crossing)
+            prev.append(np.full_like(crossing, np.nan))
+            nxt.append(np.full_like(crossing, np.nan))
         self.xy = np.concatenate(pts)
         self.prev = np.concatenate(prev)
         self.next = np.concatenate(nxt)
@@ -269,9 +280,15 @@ def _seeds(poly: Polygon) -> np.ndarray:
 
 
 def _astar(
-    start: XY, end: XY, polygons: list[Polygon], regions: list[Region]
+    start: XY,
+    end: XY,
+    polygons: list[Polygon],
+    regions: list[Region],
+    bound: float = math.inf,
+    seeds: bool = True,
 ) -> tuple[float, tuple[XY, ...]] | None:
-    graph = _Graph(start, end, polygons, regions)
+    """A* from start to end; nothing costing more than ``bound`` is explored."""
+    graph = _Graph(start, end, polygons, regions, seeds)
     xy = graph.xy
     n = len(xy)
     goal = xy[1]
@@ -290,9 +307,11 @@ def _astar(
             break
         cand = np.flatnonzero(~closed)
         cand = cand[graph.tangent(u, cand)]
-        # An edge is worth checking only if it could improve the node it reaches.
+        # An edge is worth checking only if it could improve the node it reaches and
+        # could still lead to a route within the bound.
         dist = np.hypot(*(xy[cand] - xy[u]).T)
-        cand, dist = cand[g[u] + dist < g[cand]], dist[g[u] + dist < g[cand]]
+        useful = (g[u] + dist < g[cand]) & (g[u] + dist + h[cand] <= bound)
+        cand = cand[useful]
         if not len(cand):
             continue
         segs = shapely.linestrings(
@@ -306,13 +325,13 @@ def _astar(
             g[v] = c
             parent[v] = u
             heapq.heappush(heap, (c + h[v], int(v)))
-    if not np.isfinite(g[1]):
+    if not np.isfinite(g[1]) or g[1] > bound:
         return None
     route = [1]
     while route[-1] != 0:
         route.append(int(parent[route[-1]]))
     points = [(float(xy[i, 0]), float(xy[i, 1])) for i in reversed(route)]
-    if regions:
+    if regions and seeds:
         return _refine(points, [i >= graph.n_fixed for i in reversed(route)], graph)
     return float(g[1]), tuple(points)
 

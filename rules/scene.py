@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+import numpy as np
 import shapely
 from shapely.geometry import Polygon
 
@@ -93,6 +95,21 @@ class Scene:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_id", {m.id: m for m in self.models})
+
+    @functools.cached_property
+    def terrain_polygons(self) -> np.ndarray:
+        """The terrain footprints as one array, for vectorised shapely calls."""
+        return np.asarray([t.polygon for t in self.terrain], dtype=object)
+
+    @functools.cached_property
+    def terrain_circles(self) -> list[tuple[tuple[float, float], float]]:
+        """A circle around each terrain piece: its centroid and its furthest corner's distance."""
+        out = []
+        for t in self.terrain:
+            c = t.polygon.centroid
+            xy = np.asarray(t.polygon.exterior.coords)
+            out.append(((c.x, c.y), float(np.max(np.hypot(*(xy - (c.x, c.y)).T)))))
+        return out
 
     def model(self, model_id: str) -> Model:
         return self._by_id[model_id]

@@ -1,0 +1,158 @@
+"""How fast the referee judges moves on a crowded table: figures for ``tablesight bench``.
+
+The table is 60 x 44 in with 40 terrain pieces (walls and buildings, some difficult
+ground) and 100 models in units of five. Three timings:
+
+* a clear move: one model moves straight into open ground;
+* a detour: one model's straight line is blocked by terrain or models;
+* the whole table: all 100 models moved at once.
+
+The baseline, timed in the same run, is the least any judge must do for one move:
+the edge-to-edge distance from the mover to every other model.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from shapely.geometry import LineString, Point, Polygon, box
+
+from rules.geometry import Base, Pose, edge_distance
+from rules.judge import Referee
+from rules.ruleset import Ruleset, load_ruleset
+from rules.scene import Model, Scene, Table, Terrain
+
+WIDTH_IN, DEPTH_IN = 60.0, 44.0
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Milliseconds per call over ``n`` calls."""
+
+    name: str
+    n: int
+    p50_ms: float
+    p95_ms: float
+    max_ms: float
+
+    @classmethod
+    def of(cls, name: str, samples_s: list[float]) -> Timing:
+        ms = sorted(s * 1000.0 for s in samples_s)
+        p95 = ms[min(len(ms) - 1, math.ceil(0.95 * len(ms)) - 1)]
+        return cls(name, len(ms), statistics.median(ms), p95, ms[-1])
+
+
+def crowded_table(seed: int = 7) -> tuple[Scene, Ruleset]:
+    """40 terrain pieces and 100 round and oval models on a 60 x 44 in table, nothing moved."""
+    rng = random.Random(seed)
+    ruleset = load_ruleset("necromunda")
+    terrain: list[Terrain] = []
+    taken: list[Polygon] = []
+    while len(terrain) < 40:
+        w, d = rng.uniform(1.0, 6.0), rng.uniform(1.0, 6.0)
+        if rng.random() < 0.4:
+            w, d = (rng.uniform(4, 8), 0.5) if rng.random() < 0.5 else (0.5, rng.uniform(4, 8))
+        x, y = rng.uniform(1, WIDTH_IN - w - 1), rng.uniform(1, DEPTH_IN - d - 1)
+        poly = box(x, y, x + w, y + d)
+        if any(poly.distance(t) < 2.0 for t in taken):
+            continue
+        taken.append(poly)
+        kind = "difficult" if len(terrain) % 4 == 0 else "impassable"
+        terrain.append(Terrain(f"t{len(terrain)}", poly, 3.0, frozenset({kind})))
+    models: list[Model] = []
+    spots: list[Polygon] = []
+    while len(models) < 100:
+        i = len(models)
+        base = Base("oval", 60, 35) if i % 10 == 9 else Base.round(rng.choice([25.4, 32.0, 40.0]))
+        pose = Pose(rng.uniform(2, WIDTH_IN - 2), rng.uniform(2, DEPTH_IN - 2), rng.uniform(0, 360))
+        foot = base.footprint(pose)
+        if any(foot.distance(t) < 0.3 for t in taken) or any(foot.distance(s) < 1.2 for s in spots):
+            continue
+        spots.append(foot)
+        side = "a" if i < 50 else "b"
+        models.append(
+            Model(
+                id=f"m{i:03d}",
+                side=side,
+                unit=f"{side}{i // 5}",
+                base=base,
+                movement_in=6.0,
+                start=pose,
+            )
+        )
+    return Scene(Table(WIDTH_IN, DEPTH_IN), tuple(models), tuple(terrain)), ruleset
+
+
+def _moves(scene: Scene, rng: random.Random) -> tuple[list[Model], list[Model]]:
+    """Moves of 3-6 in for every model: the clear ones and the ones whose line is blocked."""
+    clear: list[Model] = []
+    detour: list[Model] = []
+    walls = [t.polygon for t in scene.terrain if t.has("impassable")]
+    others = [m.base.footprint(m.start) for m in scene.models]
+    for i, m in enumerate(scene.models):
+        for _ in range(200):
+            angle, dist = rng.uniform(0, 2 * math.pi), rng.uniform(3.0, 6.0)
+            end = Pose(m.start.x + dist * math.cos(angle), m.start.y + dist * math.sin(angle))
+            if not (2 <= end.x <= WIDTH_IN - 2 and 2 <= end.y <= DEPTH_IN - 2):
+                continue
+            line = LineString([m.start.xy, end.xy]).buffer(m.base.radius_in)
+            here = Point(end.xy).buffer(m.base.half_length_in + 1.2)
+            if any(here.intersects(w) for w in walls) or any(
+                here.intersects(o) for j, o in enumerate(others) if j != i
+            ):
+                continue
+            moved = replace(m, end=end)
+            blocked = any(line.intersects(w) for w in walls)
+            near = any(line.distance(o) < 1.0 for j, o in enumerate(others) if j != i)
+            if blocked and len(detour) <= len(clear):
+                detour.append(moved)
+                break
+            if (
+                not blocked
+                and not near
+                and not any(line.intersects(t.polygon) for t in scene.terrain)
+            ):
+                clear.append(moved)
+                break
+    return clear, detour
+
+
+def _time(fn: Callable[[], object]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def run(seed: int = 7, repeats: int = 3) -> list[Timing]:
+    """Time the three cases and the baseline; returns one ``Timing`` per case."""
+    scene, ruleset = crowded_table(seed)
+    clear, detour = _moves(scene, random.Random(seed))
+
+    def one(moved: Model) -> Callable[[], object]:
+        single = replace(
+            scene, models=tuple(moved if m.id == moved.id else m for m in scene.models)
+        )
+        return lambda: Referee(single, ruleset).judge_model(moved.id)
+
+    def baseline(moved: Model) -> Callable[[], object]:
+        return lambda: [edge_distance(moved.base, moved.pose, m.base, m.pose) for m in scene.models]
+
+    by_id = {m.id: m for m in clear + detour}
+    everything = replace(scene, models=tuple(by_id.get(m.id, m) for m in scene.models))
+    results = [
+        Timing.of(
+            "baseline: distances to all models", [_time(baseline(m)) for m in clear * repeats]
+        ),
+        Timing.of(f"clear move ({len(clear)} models)", [_time(one(m)) for m in clear * repeats]),
+        Timing.of(f"detour ({len(detour)} models)", [_time(one(m)) for m in detour * repeats]),
+        Timing.of(
+            f"all {len(by_id)} moved at once",
+            [_time(lambda: Referee(everything, ruleset).judge()) for _ in range(repeats)],
+        ),
+    ]
+    return results
