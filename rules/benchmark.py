@@ -89,36 +89,35 @@ def crowded_table(seed: int = 7) -> tuple[Scene, Ruleset]:
 
 
 def _moves(scene: Scene, rng: random.Random) -> tuple[list[Model], list[Model]]:
-    """Moves of 3-6 in for every model: the clear ones and the ones whose line is blocked."""
+    """A move of 3-6 in for every model, chosen one after another as a phase is played:
+    each ends clear of terrain and at least 1.2 in from every model where it stands by
+    then. Returns the moves whose straight line is clear and those that must detour."""
     clear: list[Model] = []
     detour: list[Model] = []
     walls = [t.polygon for t in scene.terrain if t.has("impassable")]
-    others = [m.base.footprint(m.start) for m in scene.models]
-    for i, m in enumerate(scene.models):
+    standing = {m.id: m.base.footprint(m.start) for m in scene.models}
+    for m in scene.models:
+        others = [f for mid, f in standing.items() if mid != m.id]
         for _ in range(200):
             angle, dist = rng.uniform(0, 2 * math.pi), rng.uniform(3.0, 6.0)
             end = Pose(m.start.x + dist * math.cos(angle), m.start.y + dist * math.sin(angle))
             if not (2 <= end.x <= WIDTH_IN - 2 and 2 <= end.y <= DEPTH_IN - 2):
                 continue
-            line = LineString([m.start.xy, end.xy]).buffer(m.base.radius_in)
             here = Point(end.xy).buffer(m.base.half_length_in + 1.2)
-            if any(here.intersects(w) for w in walls) or any(
-                here.intersects(o) for j, o in enumerate(others) if j != i
-            ):
+            if any(here.intersects(w) for w in walls) or any(here.intersects(o) for o in others):
                 continue
-            moved = replace(m, end=end)
+            line = LineString([m.start.xy, end.xy]).buffer(m.base.radius_in)
             blocked = any(line.intersects(w) for w in walls)
-            near = any(line.distance(o) < 1.0 for j, o in enumerate(others) if j != i)
-            if blocked and len(detour) <= len(clear):
-                detour.append(moved)
-                break
-            if (
-                not blocked
-                and not near
-                and not any(line.intersects(t.polygon) for t in scene.terrain)
-            ):
-                clear.append(moved)
-                break
+            near = any(line.distance(o) < 1.0 for o in others)
+            crosses = any(line.intersects(t.polygon) for t in scene.terrain)
+            if blocked and len(detour) <= len(clear) // 3:
+                detour.append(replace(m, end=end))
+            elif not (blocked or near or crosses):
+                clear.append(replace(m, end=end))
+            else:
+                continue
+            standing[m.id] = m.base.footprint(end)
+            break
     return clear, detour
 
 
@@ -133,17 +132,15 @@ def run(seed: int = 7, repeats: int = 3) -> list[Timing]:
     scene, ruleset = crowded_table(seed)
     clear, detour = _moves(scene, random.Random(seed))
 
+    by_id = {m.id: m for m in clear + detour}
+    everything = replace(scene, models=tuple(by_id.get(m.id, m) for m in scene.models))
+
     def one(moved: Model) -> Callable[[], object]:
-        single = replace(
-            scene, models=tuple(moved if m.id == moved.id else m for m in scene.models)
-        )
-        return lambda: Referee(single, ruleset).judge_model(moved.id)
+        return lambda: Referee(everything, ruleset).judge_model(moved.id)
 
     def baseline(moved: Model) -> Callable[[], object]:
         return lambda: [edge_distance(moved.base, moved.pose, m.base, m.pose) for m in scene.models]
 
-    by_id = {m.id: m for m in clear + detour}
-    everything = replace(scene, models=tuple(by_id.get(m.id, m) for m in scene.models))
     results = [
         Timing.of(
             "baseline: distances to all models", [_time(baseline(m)) for m in clear * repeats]

@@ -5,9 +5,10 @@ pivot freely while it moves), so every obstacle is grown by that radius and the
 question becomes a shortest path for a point. Around polygons such a path bends
 only at obstacle corners, on lines tangent to the corners it touches: the search
 is A* over a visibility graph whose edges are those tangent lines. Difficult
-terrain is a region where each inch of travel costs ``weight`` inches; paths cross
-its boundary at seed points that are then slid along the boundary to the cheapest
-crossing (the optimum obeys Snell's law, so it is a smooth 1-D minimum).
+terrain is a region where each inch of travel costs ``weight`` inches: the search
+finds the route through region corners, then every point where it crosses a region
+boundary slides along that boundary to the cheapest crossing (the optimum refracts,
+as light does, and each crossing is a convex one-variable problem).
 
 Curved obstacles come as two polygons, ``inner`` inside the true shape and
 ``outer`` around it: the path around the outer ones is legal for the true shapes
@@ -23,8 +24,9 @@ shortest path (a lower bound).
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -32,8 +34,6 @@ import numpy as np
 import shapely
 from shapely.geometry import LineString, Point, Polygon
 
-#: Spacing of the seed crossing points on the boundary of costly regions, in inches.
-STEINER_SPACING_IN = 0.75
 #: Below this many inches a path is the straight line: nothing is that thin.
 _EPS = 1e-9
 
@@ -166,13 +166,6 @@ def _solve(
         shapely.relate_pattern(segment, poly, "T********") for poly in polygons
     ):
         return (segment.length, (start, end)) if segment.length <= bound else None
-    if regions:
-        # A first route bending only at corners gives a bound that prunes the seeds.
-        rough = _astar(start, end, polygons, regions, bound, seeds=False)
-        if rough is not None:
-            bound = min(bound, rough[0] + 1e-9)
-        found = _astar(start, end, polygons, regions, bound)
-        return found if found is not None else rough
     return _astar(start, end, polygons, regions, bound)
 
 
@@ -188,11 +181,9 @@ def _cross(ax: np.ndarray, ay: np.ndarray, bx: np.ndarray, by: np.ndarray) -> np
 
 
 class _Graph:
-    """Nodes of the visibility graph: start, end, obstacle corners, region seed points."""
+    """Nodes of the visibility graph: start, end, obstacle corners, region corners."""
 
-    def __init__(
-        self, start: XY, end: XY, polygons: list[Polygon], regions: list[Region], seeds: bool
-    ) -> None:
+    def __init__(self, start: XY, end: XY, polygons: list[Polygon], regions: list[Region]) -> None:
         pts = [np.asarray([start, end], dtype=float)]
         prev = [np.full((2, 2), np.nan)]
         nxt = [np.full((2, 2), np.nan)]
@@ -207,10 +198,9 @@ class _Graph:
             prev.append(p[convex])
             nxt.append(n[convex])
         self.regions = regions
-        # Region nodes come last; any bend there is a crossing point free to slide.
-        self.n_fixed = sum(len(a) for a in pts)
+        # Region corners come last: bends there are free of any tangency condition.
         for r in regions:
-            crossing = _seeds(r.polygon) if seeds else _ring(r.polygon)
+            crossing = _ring(r.polygon)
             pts.append(crossing)
             prev.append(np.full_like(crossing, np.nan))
             nxt.append(np.full_like(crossing, np.nan))
@@ -271,24 +261,15 @@ class _Graph:
         return cost
 
 
-def _seeds(poly: Polygon) -> np.ndarray:
-    """Seed crossing points along a region's boundary: its corners and evenly spaced points."""
-    ring = poly.exterior
-    n = max(math.ceil(ring.length / STEINER_SPACING_IN), 4)
-    spaced = shapely.line_interpolate_point(ring, np.linspace(0.0, ring.length, n, endpoint=False))
-    return np.concatenate([shapely.get_coordinates(spaced), _ring(poly)])
-
-
 def _astar(
     start: XY,
     end: XY,
     polygons: list[Polygon],
     regions: list[Region],
     bound: float = math.inf,
-    seeds: bool = True,
 ) -> tuple[float, tuple[XY, ...]] | None:
     """A* from start to end; nothing costing more than ``bound`` is explored."""
-    graph = _Graph(start, end, polygons, regions, seeds)
+    graph = _Graph(start, end, polygons, regions)
     xy = graph.xy
     n = len(xy)
     goal = xy[1]
@@ -331,54 +312,115 @@ def _astar(
     while route[-1] != 0:
         route.append(int(parent[route[-1]]))
     points = [(float(xy[i, 0]), float(xy[i, 1])) for i in reversed(route)]
-    if regions and seeds:
-        return _refine(points, [i >= graph.n_fixed for i in reversed(route)], graph)
+    if regions:
+        refined = _refine(points, graph)
+        if refined is not None and refined[0] < g[1]:
+            return refined
     return float(g[1]), tuple(points)
 
 
-def _refine(
-    points: list[XY], on_boundary: list[bool], graph: _Graph
-) -> tuple[float, tuple[XY, ...]]:
-    """Slide each seed crossing point along its region boundary to the cheapest place."""
-    pts = list(points)
-    rings = [r.polygon.exterior for r in graph.regions]
+_GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 
-    def local(i: int, p: XY) -> float:
-        segs = shapely.linestrings([[pts[i - 1], p], [p, pts[i + 1]]])
-        if not graph.clear(segs).all():
-            return math.inf
-        return float(graph.costs(segs).sum())
 
-    for _ in range(4):
+def _refine(points: list[XY], graph: _Graph) -> tuple[float, tuple[XY, ...]] | None:
+    """Bend the route where it crosses region boundaries, to the cheapest crossing points.
+
+    The corner-to-corner route crosses each boundary where a straight line happens to;
+    the cheapest route refracts there (Snell's law). Every crossing point slides along
+    its boundary edge to minimise the cost of its two segments (a convex problem in one
+    variable), sweeping until nothing moves. ``None`` if the result is not clear.
+    """
+    rings = [_ring(r.polygon) for r in graph.regions]
+    edges = np.concatenate([np.stack([r, np.roll(r, -1, axis=0)], axis=1) for r in rings])
+    pts: list[np.ndarray] = []
+    slide: list[list[int]] = []  # boundary edges each point may slide along
+    for k, (p, q) in enumerate(itertools.pairwise(np.asarray(points, dtype=float))):
+        pts.append(p)
+        at_corner = np.flatnonzero(np.hypot(*(edges[:, 0] - p).T) < 1e-9)
+        at_corner2 = np.flatnonzero(np.hypot(*(edges[:, 1] - p).T) < 1e-9)
+        slide.append([] if k == 0 else [*at_corner, *at_corner2])
+        for t, e in _crossings(p, q, edges):
+            pts.append(p + t * (q - p))
+            slide.append([e])
+    pts.append(np.asarray(points[-1], dtype=float))
+    slide.append([])
+    if not any(slide):
+        return None
+    weight = _weigher(graph.regions)
+    for _ in range(20):
+        moved = 0.0
         for i in range(1, len(pts) - 1):
-            if not on_boundary[i]:
+            if not slide[i]:
                 continue
-            ring = min(rings, key=lambda r: r.distance(Point(pts[i])))
-            s0 = ring.project(Point(pts[i]))
-            lo, hi = s0 - STEINER_SPACING_IN, s0 + STEINER_SPACING_IN
+            a, b = pts[i - 1], pts[i + 1]
+            w_in, w_out = weight((a + pts[i]) / 2), weight((pts[i] + b) / 2)
+            best, best_cost = pts[i], w_in * _norm(pts[i] - a) + w_out * _norm(b - pts[i])
+            for e in slide[i]:
+                p, cost = _golden(edges[e, 0], edges[e, 1], a, b, w_in, w_out)
+                if cost < best_cost - 1e-12:
+                    best, best_cost = p, cost
+            moved = max(moved, _norm(best - pts[i]))
+            pts[i] = best
+        if moved < 1e-9:
+            break
+    route = [tuple(map(float, p)) for p in pts]
+    segs = shapely.linestrings([[route[i], route[i + 1]] for i in range(len(route) - 1)])
+    if not graph.clear(segs).all():
+        return None
+    return float(graph.costs(segs).sum()), tuple((x, y) for x, y in route)
 
-            def at(s: float, ring: shapely.LinearRing = ring) -> XY:
-                q = ring.interpolate(s % ring.length)
-                return (q.x, q.y)
 
-            # Golden-section search on arc length; keep the best point seen.
-            best_s, best = s0, local(i, pts[i])
-            ratio = (math.sqrt(5.0) - 1.0) / 2.0
-            a, b = lo, hi
-            c, d = b - ratio * (b - a), a + ratio * (b - a)
-            fc, fd = local(i, at(c)), local(i, at(d))
-            for _ in range(30):
-                if fc < fd:
-                    b, d, fd = d, c, fc
-                    c = b - ratio * (b - a)
-                    fc = local(i, at(c))
-                else:
-                    a, c, fc = c, d, fd
-                    d = a + ratio * (b - a)
-                    fd = local(i, at(d))
-            for s, f in ((c, fc), (d, fd)):
-                if f < best - _EPS:
-                    best_s, best = s, f
-            pts[i] = at(best_s)
-    segs = shapely.linestrings([[pts[i], pts[i + 1]] for i in range(len(pts) - 1)])
-    return float(graph.costs(segs).sum()), tuple(pts)
+def _norm(v: np.ndarray) -> float:
+    return math.hypot(float(v[0]), float(v[1]))
+
+
+def _crossings(p: np.ndarray, q: np.ndarray, edges: np.ndarray) -> list[tuple[float, int]]:
+    """Where segment p-q crosses the edges strictly inside both: (t along p-q, edge index)."""
+    d = q - p
+    e = edges[:, 1] - edges[:, 0]
+    denom = d[0] * e[:, 1] - d[1] * e[:, 0]
+    ok = np.abs(denom) > 1e-15
+    w = edges[:, 0] - p
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = (w[:, 0] * e[:, 1] - w[:, 1] * e[:, 0]) / denom
+        u = (w[:, 0] * d[1] - w[:, 1] * d[0]) / denom
+    hit = ok & (t > 1e-9) & (t < 1 - 1e-9) & (u > 1e-9) & (u < 1 - 1e-9)
+    return sorted((float(t[i]), int(i)) for i in np.flatnonzero(hit))
+
+
+def _weigher(regions: list[Region]) -> Callable[[np.ndarray], float]:
+    """The cost per inch at a point: the heaviest region containing it, else 1."""
+    prepared = [(r.polygon, r.weight) for r in regions]
+    for poly, _ in prepared:
+        shapely.prepare(poly)
+
+    def weight(xy: np.ndarray) -> float:
+        point = Point(float(xy[0]), float(xy[1]))
+        return max([w for poly, w in prepared if poly.contains(point)], default=1.0)
+
+    return weight
+
+
+def _golden(
+    e0: np.ndarray, e1: np.ndarray, a: np.ndarray, b: np.ndarray, w_in: float, w_out: float
+) -> tuple[np.ndarray, float]:
+    """The point of edge e0-e1 minimising w_in |a - p| + w_out |p - b| (a convex function)."""
+
+    def f(t: float) -> float:
+        p = e0 + t * (e1 - e0)
+        return w_in * _norm(p - a) + w_out * _norm(b - p)
+
+    lo, hi = 0.0, 1.0
+    c, d = hi - _GOLDEN * (hi - lo), lo + _GOLDEN * (hi - lo)
+    fc, fd = f(c), f(d)
+    for _ in range(48):
+        if fc < fd:
+            hi, d, fd = d, c, fc
+            c = hi - _GOLDEN * (hi - lo)
+            fc = f(c)
+        else:
+            lo, c, fc = c, d, fd
+            d = lo + _GOLDEN * (hi - lo)
+            fd = f(d)
+    t = (lo + hi) / 2
+    return e0 + t * (e1 - e0), f(t)
