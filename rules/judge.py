@@ -150,7 +150,7 @@ class Referee:
         else:
             if not self._check_action(mover, action, out):
                 # An action the model may not take earns none of its exemptions.
-                action = action.model_copy(update={"zone_exempt": "none"})
+                action = action.model_copy(update={"zone_exempt": "none", "stop_short_in": None})
         allowance = self.allowance(mover, action)
         if "engaged" in mover.status and mover.moved and not action.allowed_when_engaged:
             out.flag(
@@ -280,6 +280,17 @@ class Referee:
             sources.append(other)
         return sources
 
+    def zone_models(self, mover: Model) -> list[Model]:
+        """The kind of model the zone rule speaks of (Necromunda: enemy fighters, whatever
+        their status), whose base contact a charge must make."""
+        zone = self.rules.zone
+        excluded = zone.sources_exclude_keywords if zone else []
+        return [
+            m
+            for m in self.scene.models
+            if not m.is_friend_of(mover) and not any(m.has(k) for k in excluded)
+        ]
+
     def zone_exempt(self, mover: Model, action: ActionRules) -> set[str]:
         """Models whose zone the declared action lets ``mover`` enter, judged at its end."""
         target = self.scene.get(mover.target)
@@ -294,7 +305,7 @@ class Referee:
         ):
             return {target.id}
         if action.zone_exempt == "all_if_contact" and any(
-            self.in_contact(mover, m) for m in self.scene.models if not m.is_friend_of(mover)
+            self.in_contact(mover, m) for m in self.zone_models(mover)
         ):
             return {m.id for m in sources}
         return set()

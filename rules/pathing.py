@@ -131,7 +131,9 @@ def shortest_path(
     ellipse = min(max(2.0 * straight, straight + 4.0), bound_in)
     while True:
         near, near_regions, complete = field.near(start, end, ellipse)
-        upper = _solve(start, end, [o.outer for o in near], near_regions, ellipse)
+        # With nothing left outside the ellipse, the path may be as long as it needs.
+        search = bound_in if complete else ellipse
+        upper = _solve(start, end, [o.outer for o in near], near_regions, search)
         if upper is not None or complete or ellipse >= bound_in:
             break
         ellipse = min(ellipse * 2.0, bound_in)
@@ -142,16 +144,6 @@ def shortest_path(
     lower = _solve(start, end, [o.inner for o in near], near_regions, upper[0] + 1e-9)
     lower_cost = upper[0] if lower is None else min(lower[0], upper[0])
     return Path(length_in=upper[0], lower_in=lower_cost, points=upper[1])
-
-
-def path_cost(points: Sequence[XY], regions: Sequence[Region]) -> float:
-    """Cost of a polyline: its length plus the extra of every region it crosses."""
-    line = LineString(points)
-    cost = line.length
-    for region in regions:
-        if region.weight != 1.0:
-            cost += (region.weight - 1.0) * line.intersection(region.polygon).length
-    return float(cost)
 
 
 def _solve(
@@ -254,8 +246,10 @@ class _Graph:
             return cost
         si, ri = self.region_tree.query(segments, predicate="intersects")
         if len(si):
-            inside = shapely.length(
-                shapely.intersection(segments[si], np.asarray(self.region_tree.geometries)[ri])
+            # Travel along a region's edge is outside it: only the interior costs more.
+            polys = np.asarray(self.region_tree.geometries)[ri]
+            inside = shapely.length(shapely.intersection(segments[si], polys)) - shapely.length(
+                shapely.intersection(segments[si], shapely.boundary(polys))
             )
             np.add.at(cost, si, (self.weights[ri] - 1.0) * inside)
         return cost

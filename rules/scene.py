@@ -41,7 +41,13 @@ class Model:
 
     @property
     def moved(self) -> bool:
-        return self.end is not None and self.end != self.start
+        """Whether the model changed place; turning on the spot is not moving."""
+        end = self.end
+        return end is not None and (end.x, end.y, end.z) != (
+            self.start.x,
+            self.start.y,
+            self.start.z,
+        )
 
     def has(self, keyword: str) -> bool:
         return keyword in self.keywords

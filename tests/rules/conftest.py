@@ -1,0 +1,127 @@
+"""Helpers for the hand-checked referee scenarios (tests/rules/test_judge_*.py).
+
+Scenarios are written as the JSON a user would give ``tablesight check`` and judged through
+``rules.scenario.Scenario.from_json``. Bases default to 25.4 mm round bases: 1" across,
+radius 0.5", so edge-to-edge gaps are centre distances minus 1" and hand arithmetic stays
+simple. The helpers come as one fixture, ``kit``, because test modules cannot import
+a conftest under ``--import-mode=importlib``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from rules.judge import Finding, Referee, Verdict
+from rules.scenario import Scenario
+
+#: A 25.4 mm round base: 1" across, radius 0.5".
+INCH_BASE = {"shape": "round", "diameter_mm": 25.4}
+
+
+def pose(p: Sequence[float]) -> dict[str, float]:
+    """``(x, y)``, ``(x, y, z)`` or ``(x, y, z, heading)`` as a scenario pose."""
+    out = {"x": float(p[0]), "y": float(p[1])}
+    if len(p) > 2:
+        out["z"] = float(p[2])
+    if len(p) > 3:
+        out["heading"] = float(p[3])
+    return out
+
+
+def model(
+    id: str,
+    side: str,
+    start: Sequence[float],
+    end: Sequence[float] | None = None,
+    *,
+    movement: float = 6.0,
+    keywords: Iterable[str] = (),
+    status: Iterable[str] = (),
+    base: dict[str, Any] | None = None,
+    **declared: Any,
+) -> dict[str, Any]:
+    """One model as scenario JSON; ``declared`` takes action, target, roll, unit."""
+    out: dict[str, Any] = {
+        "id": id,
+        "side": side,
+        "base": base or INCH_BASE,
+        "movement": movement,
+        "keywords": list(keywords),
+        "status": list(status),
+        "start": pose(start),
+    }
+    if end is not None:
+        out["end"] = pose(end)
+    out.update(declared)
+    return out
+
+
+def box(
+    id: str, x0: float, y0: float, x1: float, y1: float, *keywords: str, height: float = 0.0
+) -> dict[str, Any]:
+    """An axis-aligned rectangular terrain piece."""
+    corners = [[x0, y0], [x1, y0], [x1, y1], [x0, y1]]
+    return {"id": id, "polygon": corners, "height": height, "keywords": list(keywords)}
+
+
+def judge(
+    game: str,
+    models: Iterable[dict[str, Any]],
+    terrain: Iterable[dict[str, Any]] = (),
+    *,
+    table: tuple[float, float] = (48.0, 24.0),
+    tolerance: float = 0.05,
+) -> Verdict:
+    """Judge every move of the scenario, as ``tablesight check`` would."""
+    scenario = {
+        "game": game,
+        "table": {"width": table[0], "depth": table[1]},
+        "terrain": list(terrain),
+        "tolerance": tolerance,
+        "models": list(models),
+    }
+    loaded = Scenario.from_json(json.dumps(scenario))
+    return Referee(loaded.scene, loaded.ruleset).judge()
+
+
+def one(findings: Iterable[Finding], rule: str) -> Finding:
+    """The single finding under ``rule`` (fails when there are none or several)."""
+    found = [f for f in findings if f.rule == rule]
+    assert len(found) == 1, f"expected exactly one {rule!r}, got {found}"
+    return found[0]
+
+
+def advisories(verdict: Verdict) -> list[str]:
+    return [f.rule for f in verdict.advisories]
+
+
+def assert_path(verdict: Verdict, model_id: str, hand: float, *, width: float = 0.02) -> None:
+    """The shortest legal path of ``model_id`` is ``hand`` (inches, worked out by hand).
+
+    The hand value must lie inside the reported bracket, the bracket must be narrower than
+    ``width``, and the reported length must be within 0.02" of the hand value.
+    """
+    move = verdict.moves[model_id]
+    assert move.shortest_path is not None and move.shortest_path_bounds is not None
+    lower, upper = move.shortest_path_bounds
+    assert lower - 1e-6 <= hand <= upper + 1e-6, (lower, hand, upper)
+    assert upper - lower < width, (lower, upper)
+    assert move.shortest_path == pytest.approx(hand, abs=0.02)
+
+
+@pytest.fixture
+def kit() -> SimpleNamespace:
+    """The scenario helpers: model, box, judge, one, advisories, assert_path."""
+    return SimpleNamespace(
+        model=model,
+        box=box,
+        judge=judge,
+        one=one,
+        advisories=advisories,
+        assert_path=assert_path,
+    )

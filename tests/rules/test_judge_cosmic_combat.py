@@ -1,0 +1,313 @@
+"""Cosmic Combat (rules text 000), judged scenario by scenario with hand-worked numbers.
+
+All bases are 1" round (radius 0.5"): an edge-to-edge gap is the centre distance minus 1".
+No model passes through another, friend or enemy. The 1" control zone of an enemy may be
+entered only by boarding (or ramming) it; entering a friend's zone is a Ramming Maneuver,
+reported as an advisory.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+GAME = "cosmic-combat"
+
+
+# -- movement -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("movement", "rules"), [(6, []), (5.9, ["movement"])])
+def test_straight_move(kit, movement, rules):
+    # (2,10) -> (5.6,14.8): sqrt(3.6^2 + 4.8^2) = sqrt(12.96 + 23.04) = 6.
+    verdict = kit.judge(GAME, [kit.model("a", "red", (2, 10), (5.6, 14.8), movement=movement)])
+    assert verdict.rules() == rules
+    kit.assert_path(verdict, "a", 6.0, width=1e-9)
+    if rules:
+        assert kit.one(verdict.violations, "movement").limit == 5.9
+
+
+@pytest.mark.parametrize(
+    ("y", "friend_y", "hand", "rules"),
+    [
+        # Friends at (13,9) and (13,11.1): a 1.1" gap, wider than the base; the centre
+        # line y = 10.05 keeps 1.05" from both centres: straight, 16-10 = 6".
+        (10.05, 11.1, 6.0, []),
+        # Friends at (13,9) and (13,10.9): a 0.9" gap, too narrow for the 1" base. The
+        # centre must keep 1" from both centres; round the top friend (13,10.9):
+        # |S-C| = sqrt(3^2 + 0.9^2) = sqrt(9.81); tangent sqrt(9.81-1) = 2.96816 each side;
+        # the arc turns 2*(atan(0.9/3) + asin(1/sqrt(9.81))) = 2*(0.29146 + 0.32502)
+        # = 1.23296 rad at radius 1. 2*2.96816 + 1.23296 = 7.16928 > 6.05.
+        (
+            10,
+            10.9,
+            2 * math.sqrt(8.81) + 2 * (math.atan(0.3) + math.asin(1 / math.sqrt(9.81))),
+            ["movement"],
+        ),
+    ],
+)
+def test_gap_between_models_must_be_as_wide_as_the_base(kit, y, friend_y, hand, rules):
+    models = [
+        kit.model("a", "red", (10, y), (16, y)),
+        kit.model("f1", "red", (13, 9)),
+        kit.model("f2", "red", (13, friend_y)),
+    ]
+    verdict = kit.judge(GAME, models)
+    assert verdict.rules() == rules
+    kit.assert_path(verdict, "a", hand)
+    assert kit.advisories(verdict) == []  # ends 3" and more from both friends
+    if rules:
+        assert kit.one(verdict.violations, "movement").measured == pytest.approx(hand, abs=0.02)
+
+
+#: (2,13) -> (9,13) round the wall x 5..6, y 10..16, over its top. Tangent to the corner
+#: arc at (5,16): sqrt(3^2 + 3^2 - 0.5^2) = sqrt(17.75) = 4.21307; the arc turns
+#: 45 deg + asin(0.5/sqrt(18)) = 0.90353 rad at radius 0.5: 0.45177; 1" along the top;
+#: then the mirror image. 2*(4.21307 + 0.45177) + 1 = 10.32967.
+WALL_DETOUR = 2 * (math.sqrt(17.75) + 0.5 * (math.pi / 4 + math.asin(0.5 / math.sqrt(18)))) + 1
+
+
+@pytest.mark.parametrize(("movement", "rules"), [(10.25, ["movement"]), (10.3, [])])
+def test_detour_round_impassable_wall(kit, movement, rules):
+    # 10.330 > 10.25 + 0.05 = 10.30: over; 10.330 <= 10.3 + 0.05 = 10.35: fine.
+    wall = kit.box("wall", 5, 10, 6, 16, "impassable")
+    verdict = kit.judge(GAME, [kit.model("a", "red", (2, 13), (9, 13), movement=movement)], [wall])
+    assert verdict.rules() == rules
+    kit.assert_path(verdict, "a", WALL_DETOUR)
+    if rules:
+        finding = kit.one(verdict.violations, "movement")
+        assert finding.measured == pytest.approx(WALL_DETOUR, abs=0.02)
+        assert finding.limit == 10.25
+
+
+def test_close_call_round_a_wall(kit):
+    hand = WALL_DETOUR
+    wall = kit.box("wall", 5, 10, 6, 16, "impassable")
+    movement = hand - 0.05  # allowance + tolerance = the true length, inside the bracket
+    verdict = kit.judge(GAME, [kit.model("a", "red", (2, 13), (9, 13), movement=movement)], [wall])
+    assert verdict.legal
+    call = kit.one(verdict.advisories, "close_call")
+    assert call.measured == pytest.approx(hand, abs=0.02)
+    assert call.limit == pytest.approx(movement)
+
+
+def test_blocked(kit):
+    ring = [
+        kit.box("n", 8, 14, 16, 15, "impassable"),
+        kit.box("s", 8, 9, 16, 10, "impassable"),
+        kit.box("w", 8, 9, 9, 15, "impassable"),
+        kit.box("e", 15, 9, 16, 15, "impassable"),
+    ]
+    verdict = kit.judge(GAME, [kit.model("a", "red", (2, 12), (12, 12), movement=30)], ring)
+    assert verdict.rules() == ["blocked"]
+
+
+def test_long_detour_round_the_end_of_a_long_wall(kit):
+    # Wall x 5..6, y 0..20 on a 24 x 24 table; (2,12) -> (9,12) goes over its top end,
+    # on the table. |S-(5,20)| = sqrt(3^2 + 8^2) = sqrt(73); tangent sqrt(73 - 0.25)
+    # = 8.52936; the arc turns atan(8/3) + asin(0.5/sqrt(73)) = 1.21203 + 0.05857
+    # = 1.27060 rad at radius 0.5: 0.63530; 1" along the top; then the mirror image.
+    # 2*(8.52936 + 0.63530) + 1 = 19.32932.
+    hand = 2 * (math.sqrt(72.75) + 0.5 * (math.atan(8 / 3) + math.asin(0.5 / math.sqrt(73)))) + 1
+    wall = kit.box("wall", 5, 0, 6, 20, "impassable")
+    verdict = kit.judge(
+        GAME, [kit.model("a", "red", (2, 12), (9, 12), movement=20)], [wall], table=(24, 24)
+    )
+    assert verdict.rules() == []
+    kit.assert_path(verdict, "a", hand)
+
+
+def test_no_route_round_a_wall_that_spans_the_table(kit):
+    # Wall x 5..6 from edge to edge (y 0..24). Round its end at y = 24 would be
+    # 2*(sqrt(3^2 + 2^2 - 0.25) + 0.5*(atan(2/3) + asin(0.5/sqrt(13)))) + 1
+    # = 2*(3.57071 + 0.36369) + 1 = 8.869" but beyond the table edge ("models cannot
+    # leave the battlefield"), so there is no legal path at all.
+    wall = kit.box("wall", 5, 0, 6, 24, "impassable")
+    verdict = kit.judge(
+        GAME, [kit.model("a", "red", (2, 22), (9, 22), movement=30)], [wall], table=(24, 24)
+    )
+    assert verdict.rules() == ["blocked"]
+
+
+def test_rotating_in_place_is_not_movement(kit):
+    # "Models may be rotated freely at any time ... Rotating does not count as movement."
+    models = [
+        kit.model("a", "red", (10, 10, 0, 0), (10, 10, 0, 90), status=["engaged"]),
+        kit.model("e", "blue", (11, 10)),
+    ]
+    verdict = kit.judge(GAME, models)
+    assert verdict.rules() == []
+
+
+@pytest.mark.parametrize(("movement", "rules"), [(8, []), (7.9, ["movement"])])
+def test_difficult_terrain_costs_double(kit, movement, rules):
+    # (8,12) -> (14,12) over the strip x 10..12: 6 + 2 extra = 8.
+    strip = kit.box("asteroids", 10, 2, 12, 22, "difficult")
+    verdict = kit.judge(
+        GAME, [kit.model("a", "red", (8, 12), (14, 12), movement=movement)], [strip]
+    )
+    assert verdict.rules() == rules
+    kit.assert_path(verdict, "a", 8.0)
+
+
+def test_dangerous_terrain_asks_for_a_test(kit):
+    # Dangerous counts as difficult: 6 + 2 = 8, and the crossing is reported.
+    nebula = kit.box("nebula", 10, 2, 12, 22, "dangerous")
+    verdict = kit.judge(GAME, [kit.model("a", "red", (8, 12), (14, 12), movement=8)], [nebula])
+    assert verdict.legal
+    kit.assert_path(verdict, "a", 8.0)
+    finding = kit.one(verdict.advisories, "dangerous_terrain")
+    assert finding.other == "nebula"
+
+
+# -- control zones and ramming ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("end", "gap", "rules"),
+    [((8.0, 10), 1.0, []), ((8.6, 10), 0.4, ["control_zone"])],  # 2-1 = 1.0; 1.4-1 = 0.4
+)
+def test_may_not_end_within_1in_of_an_enemy(kit, end, gap, rules):
+    models = [kit.model("a", "red", (2, 10), end, movement=8), kit.model("e", "blue", (10, 10))]
+    verdict = kit.judge(GAME, models)
+    assert verdict.rules() == rules
+    kit.assert_path(verdict, "a", end[0] - 2, width=1e-9)
+    if rules:
+        finding = kit.one(verdict.violations, "control_zone")
+        assert (finding.other, finding.measured, finding.limit) == ("e", pytest.approx(gap), 1)
+
+
+def test_only_route_within_allowance_passes_through_an_enemy_zone(kit):
+    # (10,10) -> (16,10) past an enemy at (13,10): straight is 6 (<= 7.05), but keeping
+    # 0.5+1+0.5 = 2" from its centre costs 2*sqrt(3^2-2^2) + 2*2*asin(2/3)
+    # = 4.47214 + 2.91892 = 7.39106 > 7.05.
+    hand = 2 * math.sqrt(5) + 4 * math.asin(2 / 3)
+    models = [
+        kit.model("a", "red", (10, 10), (16, 10), movement=7),
+        kit.model("e", "blue", (13, 10)),
+    ]
+    verdict = kit.judge(GAME, models)
+    assert verdict.rules() == ["control_zone"]
+    finding = kit.one(verdict.violations, "control_zone")
+    assert (finding.other, finding.limit) == ("e", 7)
+    assert finding.measured == pytest.approx(hand, abs=0.02)
+    kit.assert_path(verdict, "a", hand)
+
+
+@pytest.mark.parametrize(("end", "gap"), [((8.5, 10), 0.5), ((9.0, 10), 0.0)])
+def test_ending_in_a_friends_zone_is_a_ramming_maneuver(kit, end, gap):
+    # Friend at (10,10): 1.5-1 = 0.5; 1.0-1 = 0 (base contact). Legal, but both roll.
+    models = [kit.model("a", "red", (2, 10), end, movement=8), kit.model("f", "red", (10, 10))]
+    verdict = kit.judge(GAME, models)
+    assert verdict.rules() == []
+    kit.assert_path(verdict, "a", end[0] - 2, width=1e-9)
+    finding = kit.one(verdict.advisories, "ramming")
+    assert (finding.other, finding.measured, finding.limit) == ("f", pytest.approx(gap), 1)
+
+
+@pytest.mark.parametrize("keywords", [[], ["fighter"]])
+def test_declared_ram_into_base_contact(kit, keywords):
+    # Enemy t at (10,10); the ram ends at (9,10): 1-1 = 0, contact. Fighters may ram.
+    models = [
+        kit.model(
+            "a", "red", (2, 10), (9, 10), movement=8, keywords=keywords, action="ram", target="t"
+        ),
+        kit.model("t", "blue", (10, 10), keywords=keywords),
+    ]
+    verdict = kit.judge(GAME, models)
+    assert verdict.rules() == []
+    assert kit.one(verdict.advisories, "ramming").other == "t"
+    kit.assert_path(verdict, "a", 7.0, width=1e-9)
+
+
+# -- boarding -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("end", "rules"),
+    [((9, 10), []), ((8.5, 10), ["control_zone"])],  # contact; 1.5-1 = 0.5 short of it
+)
+def test_boarding_must_reach_base_contact(kit, end, rules):
+    models = [
+        kit.model("a", "red", (2, 10), end, movement=8, action="board", target="t"),
+        kit.model("t", "blue", (10, 10)),
+    ]
+    verdict = kit.judge(GAME, models)
+    assert verdict.rules() == rules
+    assert verdict.advisories == ()
+    kit.assert_path(verdict, "a", end[0] - 2, width=1e-9)
+
+
+def test_boarding_one_model_does_not_open_anothers_zone(kit):
+    # "You can only board one model at a time": the board ends touching t at (10,10) and
+    # also u at (9,11): 1 - 1 = 0" from u, whose zone stays closed.
+    models = [
+        kit.model("a", "red", (2, 10), (9, 10), movement=8, action="board", target="t"),
+        kit.model("t", "blue", (10, 10)),
+        kit.model("u", "blue", (9, 11)),
+    ]
+    verdict = kit.judge(GAME, models)
+    assert verdict.rules() == ["control_zone"]
+    finding = kit.one(verdict.violations, "control_zone")
+    assert (finding.other, finding.measured, finding.limit) == ("u", pytest.approx(0), 1)
+
+
+@pytest.mark.parametrize(
+    ("mover_kw", "target_side", "target_kw", "why"),
+    [
+        ([], "red", [], "friendly"),  # "you cannot board a friendly unit"
+        ([], "blue", ["fighter"], "fighter"),  # fighters cannot be boarded
+        (["fighter"], "blue", [], "fighter"),  # fighters do not board
+    ],
+)
+def test_boarding_that_is_not_allowed(kit, mover_kw, target_side, target_kw, why):
+    models = [
+        kit.model(
+            "a", "red", (2, 10), (9, 10), movement=8, keywords=mover_kw, action="board", target="t"
+        ),
+        kit.model("t", target_side, (10, 10), keywords=target_kw),
+    ]
+    verdict = kit.judge(GAME, models)
+    assert "action" in verdict.rules()
+    assert why in kit.one(verdict.violations, "action").message
+    kit.assert_path(verdict, "a", 7.0, width=1e-9)  # 9 - 2
+
+
+def test_unknown_action(kit):
+    verdict = kit.judge(GAME, [kit.model("a", "red", (2, 10), (5, 10), action="charge")])
+    assert verdict.rules() == ["action"]
+    assert verdict.moves["a"].allowance == 6  # judged as a move
+    kit.assert_path(verdict, "a", 3.0, width=1e-9)
+    assert "board" in verdict.violations[0].message  # lists the actions it has
+
+
+def test_engaged_model_may_not_move(kit):
+    models = [
+        kit.model("a", "red", (10, 10), (6, 10), status=["engaged"]),
+        kit.model("e", "blue", (11, 10)),
+    ]
+    verdict = kit.judge(GAME, models)
+    assert verdict.rules() == ["engaged"]
+    kit.assert_path(verdict, "a", 4.0, width=1e-9)  # 10 - 6
+
+
+# -- where it ended -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("end", "rule", "other", "amount"),
+    [
+        ((3.0, 10), "base_overlap", "f", 0.6),  # friend at (3.4,10): 1 - 0.4 = 0.6
+        ((4.9, 14), "base_overlap", "wall", 0.4),  # base edge at 5.4, wall from x = 5
+        ((0.2, 16), "off_table", None, 0.3),  # base edge at -0.3
+    ],
+)
+def test_where_it_ended(kit, end, rule, other, amount):
+    models = [kit.model("a", "red", (2, 13), end), kit.model("f", "red", (3.4, 10))]
+    verdict = kit.judge(GAME, models, [kit.box("wall", 5, 12, 6, 16, "impassable")])
+    assert verdict.rules() == [rule]
+    kit.assert_path(verdict, "a", math.dist((2, 13), end), width=1e-9)  # straight
+    finding = kit.one(verdict.violations, rule)
+    assert finding.other == other
+    assert finding.measured == pytest.approx(amount, abs=1e-3)

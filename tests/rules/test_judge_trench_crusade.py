@@ -1,0 +1,340 @@
+"""Trench Crusade (rules text 001), judged scenario by scenario with hand-worked numbers.
+
+All bases are 1" round (radius 0.5"), so an edge-to-edge gap is the centre distance
+minus 1". Tolerance is the default 0.05". Zones: a Move may not end within 1" of an enemy;
+charges and retreats may. Models block each other (friends too).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+GAME = "trench-crusade"
+
+# Detour of a 0.5"-radius mover from (10,10) to (16,10) round a 1" base at (13,10): the
+# centre keeps 0.5+0.5 = 1" from the blocker's centre. Tangent from 3" away: sqrt(9-1)
+# = 2.82843 each side; arc of radius 1 turning 2*asin(1/3) = 0.67967 rad.
+# 2*2.82843 + 0.67967 = 6.33653.
+ROUND_BASE_DETOUR = 2 * math.sqrt(8) + 2 * math.asin(1 / 3)
+# The same move round an enemy's 1" zone: keep 0.5+1+0.5 = 2" from its centre.
+# Tangent sqrt(9-4) = 2.23607 each side; arc of radius 2 turning 2*asin(2/3) = 1.45946 rad
+# = 2.91892". 2*2.23607 + 2.91892 = 7.39106.
+ZONE_DETOUR = 2 * math.sqrt(5) + 2 * 2 * math.asin(2 / 3)
+# From (2,13) to (9,13) round an impassable wall x 5..6, y 10..16, over its top. The
+# centre keeps 0.5" off the wall: arcs of radius 0.5 round the corners (5,16) and (6,16).
+# |S-(5,16)| = sqrt(3^2+3^2) = sqrt(18); tangent sqrt(18-0.25) = 4.21307; the arc turns
+# from 45 + asin(0.5/sqrt(18)) = 51.768 deg down to level: 0.90353 rad * 0.5 = 0.45177;
+# 1" along the top. 2*(4.21307 + 0.45177) + 1 = 10.32967.
+WALL_DETOUR = 2 * (math.sqrt(17.75) + 0.5 * (math.pi / 4 + math.asin(0.5 / math.sqrt(18)))) + 1
+
+
+def wall(kit):
+    return kit.box("wall", 5, 10, 6, 16, "impassable")
+
+
+# -- movement -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("end", "movement", "hand", "rules"),
+    [
+        ((8, 10), 6, 6.0, []),  # 8-2 = 6 of 6
+        ((8.04, 10), 6, 6.04, []),  # 6.04 <= 6 + 0.05 tolerance
+        ((8.1, 10), 6, 6.1, ["movement"]),  # 6.1 > 6.05
+        ((5, 14), 5, 5.0, []),  # 3-4-5 triangle: sqrt(9+16) = 5
+        ((5, 14), 4.5, 5.0, ["movement"]),
+    ],
+)
+def test_open_ground_move_is_measured_straight(kit, end, movement, hand, rules):
+    verdict = kit.judge(GAME, [kit.model("a", "red", (2, 10), end, movement=movement)])
+    assert verdict.rules() == rules
+    kit.assert_path(verdict, "a", hand, width=1e-9)
+    if rules:
+        finding = kit.one(verdict.violations, "movement")
+        assert (finding.measured, finding.limit) == (pytest.approx(hand), movement)
+
+
+@pytest.mark.parametrize(("movement", "rules"), [(10, ["movement"]), (10.5, [])])
+def test_detour_round_impassable_wall(kit, movement, rules):
+    mover = kit.model("a", "red", (2, 13), (9, 13), movement=movement)
+    verdict = kit.judge(GAME, [mover], [wall(kit)])
+    assert verdict.rules() == rules
+    kit.assert_path(verdict, "a", WALL_DETOUR)
+    if rules:  # 10.330 > 10.05
+        finding = kit.one(verdict.violations, "movement")
+        assert finding.measured == pytest.approx(WALL_DETOUR, abs=0.02)
+        assert finding.limit == 10
+
+
+def test_friendly_model_blocks_and_forces_a_detour(kit):
+    verdict = kit.judge(
+        GAME,
+        [kit.model("a", "red", (10, 10), (16, 10)), kit.model("f", "red", (13, 10))],
+    )
+    assert verdict.rules() == ["movement"]  # 6.337 > 6.05
+    kit.assert_path(verdict, "a", ROUND_BASE_DETOUR)
+    assert kit.one(verdict.violations, "movement").limit == 6
+
+
+def test_close_call_when_the_bracket_straddles_allowance_plus_tolerance(kit):
+    # Allowance + 0.05 = the true detour length 6.33653, strictly inside the bracket.
+    movement = ROUND_BASE_DETOUR - 0.05
+    verdict = kit.judge(
+        GAME,
+        [
+            kit.model("a", "red", (10, 10), (16, 10), movement=movement),
+            kit.model("f", "red", (13, 10)),
+        ],
+    )
+    assert verdict.legal
+    kit.assert_path(verdict, "a", ROUND_BASE_DETOUR)
+    call = kit.one(verdict.advisories, "close_call")
+    assert call.measured == pytest.approx(ROUND_BASE_DETOUR, abs=0.02)
+    assert call.limit == pytest.approx(movement)
+
+
+def test_blocked_when_the_end_is_walled_in(kit):
+    ring = [
+        kit.box("n", 8, 14, 16, 15, "impassable"),
+        kit.box("s", 8, 9, 16, 10, "impassable"),
+        kit.box("w", 8, 9, 9, 15, "impassable"),
+        kit.box("e", 15, 9, 16, 15, "impassable"),
+    ]
+    verdict = kit.judge(GAME, [kit.model("a", "red", (2, 12), (12, 12), movement=30)], ring)
+    assert verdict.rules() == ["blocked"]
+    assert verdict.moves["a"].shortest_path is None
+
+
+def test_climbing_costs_every_inch_once(kit):
+    # No climbing rule in text 001: a 3" climb straight up the wall costs 3".
+    tower = kit.box("tower", 5, 0, 10, 10, "climbable", height=3)
+    verdict = kit.judge(GAME, [kit.model("a", "red", (5, 5, 0), (5, 5, 3), movement=3)], [tower])
+    assert verdict.rules() == []
+    kit.assert_path(verdict, "a", 3.0, width=1e-9)
+
+
+# -- difficult terrain --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("movement", "rules"), [(8, []), (7.9, ["movement"])])
+def test_difficult_strip_crossed_straight_costs_double(kit, movement, rules):
+    # (8,12) -> (14,12) over a 2"-wide strip x 10..12, y 4..20: 6" walked, 2" of them in
+    # the strip count twice: 6 + 2 = 8. Round the strip's end: 2*sqrt(2^2+8^2)+2 = 18.49.
+    strip = kit.box("mud", 10, 4, 12, 20, "difficult")
+    verdict = kit.judge(
+        GAME, [kit.model("a", "red", (8, 12), (14, 12), movement=movement)], [strip]
+    )
+    assert verdict.rules() == rules
+    kit.assert_path(verdict, "a", 8.0)
+
+
+def test_skirting_a_small_difficult_patch_is_cheaper_than_crossing(kit):
+    # Patch x 10..12, y 11..13. Straight across: 6 + 2 = 8. Skirting its top edge:
+    # (8,12)->(10,13)->(12,13)->(14,12): sqrt(5) + 2 + sqrt(5) = 6.47214, no inch inside.
+    patch = kit.box("mud", 10, 11, 12, 13, "difficult")
+    verdict = kit.judge(GAME, [kit.model("a", "red", (8, 12), (14, 12), movement=7)], [patch])
+    assert verdict.rules() == []
+    kit.assert_path(verdict, "a", 2 * math.sqrt(5) + 2)
+
+
+# -- where it ended -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("end", "gap", "rules"),
+    [
+        ((8.0, 10), 1.0, []),  # centres 2" apart: 2-1 = 1.0, not within 1"
+        ((8.5, 10), 0.5, ["control_zone"]),  # 1.5-1 = 0.5
+        ((8.7, 10), 0.3, ["control_zone"]),  # 1.3-1 = 0.3
+    ],
+)
+def test_move_may_not_end_within_1in_of_an_enemy(kit, end, gap, rules):
+    models = [kit.model("a", "red", (2, 10), end, movement=8), kit.model("e", "blue", (10, 10))]
+    verdict = kit.judge(GAME, models)
+    assert verdict.rules() == rules
+    kit.assert_path(verdict, "a", end[0] - 2)
+    if rules:
+        finding = kit.one(verdict.violations, "control_zone")
+        assert (finding.other, finding.measured, finding.limit) == ("e", pytest.approx(gap), 1)
+
+
+@pytest.mark.parametrize(("movement", "rules"), [(7, ["control_zone"]), (7.5, [])])
+def test_only_route_within_allowance_passes_through_a_zone(kit, movement, rules):
+    # Straight through e's zone is 6" (<= 7.05); keeping clear it is 7.391.
+    models = [
+        kit.model("a", "red", (10, 10), (16, 10), movement=movement),
+        kit.model("e", "blue", (13, 10)),
+    ]
+    verdict = kit.judge(GAME, models)
+    assert verdict.rules() == rules
+    kit.assert_path(verdict, "a", ZONE_DETOUR)
+    if rules:
+        finding = kit.one(verdict.violations, "control_zone")
+        assert finding.other == "e"
+        assert finding.measured == pytest.approx(ZONE_DETOUR, abs=0.02)
+        assert finding.limit == 7
+
+
+@pytest.mark.parametrize(
+    ("end", "other", "depth"),
+    [
+        ((2.8, 10), "f", 0.2),  # friend at (3.6,10): 1 - 0.8 = 0.2 overlap
+        ((4.8, 12), "wall", 0.3),  # base reaches x = 5.3, 0.3 into the wall at x = 5
+    ],
+)
+def test_base_overlap(kit, end, other, depth):
+    models = [kit.model("a", "red", (2, 12), end), kit.model("f", "red", (3.6, 10))]
+    verdict = kit.judge(GAME, models, [wall(kit)])
+    assert verdict.rules() == ["base_overlap"]
+    finding = kit.one(verdict.violations, "base_overlap")
+    assert finding.other == other
+    assert finding.measured == pytest.approx(depth, abs=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("end", "beyond", "rules"),
+    [
+        ((0.3, 10), 0.2, ["off_table"]),  # base edge at 0.3-0.5 = -0.2
+        ((47.9, 10), 0.4, ["off_table"]),  # 47.9+0.5 = 48.4 on a 48" table
+        ((20, 23.54), 0.04, []),  # 23.54+0.5 = 24.04: within the 0.05 tolerance
+        ((20, 23.4), 0.0, []),  # 23.9: on the table
+    ],
+)
+def test_off_table(kit, end, beyond, rules):
+    verdict = kit.judge(GAME, [kit.model("a", "red", (20, 20), end, movement=30)])
+    assert verdict.rules() == rules
+    kit.assert_path(verdict, "a", math.dist((20, 20), end), width=1e-9)
+    if rules:
+        assert kit.one(verdict.violations, "off_table").measured == pytest.approx(beyond, abs=1e-3)
+
+
+# -- actions ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("action", "rules"), [("move", ["engaged"]), ("dash", ["engaged"]), ("retreat", [])]
+)
+def test_engaged_model_may_only_retreat(kit, action, rules):
+    models = [
+        kit.model("a", "red", (10, 10), (7, 10), status=["engaged"], action=action),
+        kit.model("e", "blue", (11, 10)),
+    ]
+    verdict = kit.judge(GAME, models)
+    assert verdict.rules() == rules
+    kit.assert_path(verdict, "a", 3.0, width=1e-9)  # 10 - 7
+
+
+@pytest.mark.parametrize(
+    ("end", "gap", "rules"),
+    [((7, 10), 3.0, []), ((9, 10), 1.0, []), ((9.2, 10), 0.8, ["retreat"])],
+)
+def test_retreat_must_end_more_than_1in_from_every_enemy(kit, end, gap, rules):
+    # Enemy at (11,10). (7,10): 4-1 = 3. (9,10): 2-1 = 1.0, given the benefit of the
+    # 0.05 tolerance. (9.2,10): 1.8-1 = 0.8 <= 1 - 0.05.
+    models = [
+        kit.model("a", "red", (10, 10), end, status=["engaged"], action="retreat"),
+        kit.model("e", "blue", (11, 10)),
+    ]
+    verdict = kit.judge(GAME, models)
+    assert verdict.rules() == rules
+    kit.assert_path(verdict, "a", 10 - end[0], width=1e-9)
+    if rules:
+        finding = kit.one(verdict.violations, "retreat")
+        assert (finding.other, finding.measured, finding.limit) == ("e", pytest.approx(gap), 1)
+
+
+def test_dash_asks_for_a_risky_roll(kit):
+    verdict = kit.judge(GAME, [kit.model("a", "red", (2, 10), (7, 10), action="dash")])
+    assert verdict.legal
+    assert kit.advisories(verdict) == ["risky_roll"]
+    kit.assert_path(verdict, "a", 5.0, width=1e-9)
+
+
+def test_unknown_action(kit):
+    verdict = kit.judge(GAME, [kit.model("a", "red", (2, 10), (5, 10), action="board")])
+    assert verdict.rules() == ["action"]
+    assert verdict.moves["a"].allowance == 6  # judged as a Move
+    kit.assert_path(verdict, "a", 3.0, width=1e-9)
+
+
+# -- charges ------------------------------------------------------------------------------
+
+
+def charger(kit, end=None, *, movement=6, roll=3, target="t", **kw):
+    return kit.model(
+        "c", "red", (2, 10), end, movement=movement, action="charge", target=target, roll=roll, **kw
+    )
+
+
+def test_charge_into_contact_is_legal_and_may_enter_zones(kit):
+    # 6 + 3 = 9 allowed; (2,10) -> (10,10) is 8 and ends touching t at (11,10).
+    verdict = kit.judge(GAME, [charger(kit, (10, 10)), kit.model("t", "blue", (11, 10))])
+    assert verdict.rules() == []
+    assert verdict.advisories == ()
+    assert verdict.moves["c"].allowance == 9
+    kit.assert_path(verdict, "c", 8.0, width=1e-9)
+
+
+@pytest.mark.parametrize(("tx", "rules"), [(15, []), (16, ["charge"])])
+def test_charge_target_must_be_within_12in(kit, tx, rules):
+    # (2,10) to (15,10): 13-1 = 12 edge to edge; (16,10): 14-1 = 13 > 12.05.
+    verdict = kit.judge(GAME, [charger(kit), kit.model("t", "blue", (tx, 10))])
+    assert verdict.rules() == rules
+    if rules:
+        finding = kit.one(verdict.violations, "charge")
+        assert (finding.other, finding.measured, finding.limit) == ("t", pytest.approx(13), 12)
+
+
+def test_charge_may_not_target_a_friend(kit):
+    verdict = kit.judge(GAME, [charger(kit, (7, 10)), kit.model("t", "red", (8, 10))])
+    assert verdict.rules() == ["charge"]
+    assert kit.one(verdict.violations, "charge").other == "t"
+    kit.assert_path(verdict, "c", 5.0, width=1e-9)  # 7 - 2
+
+
+@pytest.mark.parametrize(("interposer", "rules"), [((8, 10), ["charge"]), ((17, 10), [])])
+def test_interposing_enemy_must_be_charged_first(kit, interposer, rules):
+    # A corridor between walls (centres may use y 9.3..10.7): i's 1" zone keeps the centre
+    # 2" from (8,10), so y 8..12, and closes it. Leaving the corridor round the walls'
+    # ends is far more than 12". Behind the target (17,10), i is not in the way.
+    walls = [
+        kit.box("n", 0, 11.2, 20, 12.2, "impassable"),
+        kit.box("s", 0, 7.8, 20, 8.8, "impassable"),
+    ]
+    models = [charger(kit), kit.model("t", "blue", (14, 10)), kit.model("i", "blue", interposer)]
+    verdict = kit.judge(GAME, models, walls)
+    assert verdict.rules() == rules
+    assert verdict.moves["c"].allowance == 9  # 6 + 3, declared without moving
+    if rules:
+        assert kit.one(verdict.violations, "charge").other == "i"
+
+
+def test_failed_charge_beyond_movement_plus_roll(kit):
+    # 6 + 2 = 8 allowed; moved 11-2 = 9 > 8.05 and ended 14-11-1 = 2" from t: failed.
+    verdict = kit.judge(GAME, [charger(kit, (11, 10), roll=2), kit.model("t", "blue", (14, 10))])
+    assert verdict.rules() == ["charge"]
+    finding = kit.one(verdict.violations, "charge")
+    assert (finding.measured, finding.limit) == (pytest.approx(9), 8)
+    assert "failed charge" in finding.message
+    failed = kit.one(verdict.advisories, "charge")
+    assert (failed.measured, failed.limit) == (pytest.approx(2), 1)
+
+
+@pytest.mark.parametrize(
+    ("movement", "roll", "limit"),
+    [(8, 6, 12), (8, 3, 11), (5, 6, 11), (7, 6, 12)],  # 8+6 = 14 capped at 12; 7+6 = 13 -> 12
+)
+def test_charge_bonus_capped_at_12in(kit, movement, roll, limit):
+    # (2,10) -> (14.5,10) is 12.5 and ends touching t at (14.5,11). Declared from
+    # sqrt(12.5^2 + 1^2) - 1 = 11.540" away, within 12.
+    models = [
+        charger(kit, (14.5, 10), movement=movement, roll=roll),
+        kit.model("t", "blue", (14.5, 11)),
+    ]
+    verdict = kit.judge(GAME, models)
+    assert verdict.rules() == ["charge"]
+    assert verdict.moves["c"].allowance == limit
+    finding = kit.one(verdict.violations, "charge")
+    assert (finding.measured, finding.limit) == (pytest.approx(12.5, abs=0.02), limit)
