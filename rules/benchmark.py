@@ -7,6 +7,9 @@ ground) and 100 models in units of five. Three timings:
 * a detour: one model's straight line is blocked by terrain or models;
 * the whole table: all 100 models moved at once.
 
+Moves are chosen one after another, as a phase is played, and a single move is
+judged against the table as it stood then (earlier movers at their new places).
+
 The baseline, timed in the same run, is the least any judge must do for one move:
 the edge-to-edge distance from the mover to every other model.
 """
@@ -134,9 +137,14 @@ def run(seed: int = 7, repeats: int = 3) -> list[Timing]:
 
     by_id = {m.id: m for m in clear + detour}
     everything = replace(scene, models=tuple(by_id.get(m.id, m) for m in scene.models))
+    order = [m.id for m in scene.models]
 
     def one(moved: Model) -> Callable[[], object]:
-        return lambda: Referee(everything, ruleset).judge_model(moved.id)
+        # The table as it stood at that move: earlier movers moved, later ones not yet.
+        k = order.index(moved.id)
+        then = tuple(by_id.get(m.id, m) if i <= k else m for i, m in enumerate(scene.models))
+        at_the_time = replace(scene, models=then)
+        return lambda: Referee(at_the_time, ruleset).judge_model(moved.id)
 
     def baseline(moved: Model) -> Callable[[], object]:
         return lambda: [edge_distance(moved.base, moved.pose, m.base, m.pose) for m in scene.models]

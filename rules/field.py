@@ -74,6 +74,7 @@ class MoveField:
     ) -> None:
         self.mover = mover
         self.r_in = mover.base.radius_in
+        self.difficult = ruleset.movement.difficult_factor(mover.keywords)
         start, end = mover.start, mover.pose
         self._items: list[_Lazy] = []
         self.regions: list[Region] = []
@@ -147,7 +148,7 @@ class MoveField:
             centre, far = scene.terrain_circles[i]
             self._items.append(_Lazy(piece.id, "terrain", centre, far + radius * 1.01, build))
             return
-        weight = region_weight(piece, ruleset, mover)
+        weight = region_weight(piece, ruleset, self.difficult)
         if weight != 1.0:
             self.regions.append(Region(piece.id, piece.polygon, weight))
             self._region_circles.append(scene.terrain_circles[i])
@@ -244,10 +245,9 @@ def notched(outer: Polygon, points: tuple[XY, ...]) -> Polygon:
     return outer
 
 
-def region_weight(piece: Terrain, ruleset: Ruleset, mover: Model) -> float:
-    """Inches of allowance one inch of travel over ``piece`` costs ``mover``."""
+def region_weight(piece: Terrain, ruleset: Ruleset, factor: float) -> float:
+    """Inches one inch over ``piece`` costs a mover paying ``factor`` in difficult terrain."""
     movement = ruleset.movement
-    factor = movement.difficult_factor(mover.keywords)
     if piece.has("gap"):
         ignore = movement.gap_ignore_in
         return 1.0 if ignore is not None and math.floor(piece.width_in + 1e-9) <= ignore else factor

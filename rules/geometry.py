@@ -74,12 +74,12 @@ class Base:
     def round(cls, diameter_mm: float) -> Base:
         return cls("round", diameter_mm, diameter_mm)
 
-    @property
+    @functools.cached_property
     def radius_in(self) -> float:
         """Half the base's smallest dimension: the radius of the disc it can turn within."""
         return min(self.length_mm, self.width_mm) / MM_PER_IN / 2.0
 
-    @property
+    @functools.cached_property
     def half_length_in(self) -> float:
         return max(self.length_mm, self.width_mm) / MM_PER_IN / 2.0
 

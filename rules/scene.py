@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -102,20 +101,15 @@ class Scene:
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_id", {m.id: m for m in self.models})
 
-    @functools.cached_property
+    @property
     def terrain_polygons(self) -> np.ndarray:
         """The terrain footprints as one array, for vectorised shapely calls."""
-        return np.asarray([t.polygon for t in self.terrain], dtype=object)
+        return _terrain_index(self.terrain)[0]
 
-    @functools.cached_property
+    @property
     def terrain_circles(self) -> list[tuple[tuple[float, float], float]]:
         """A circle around each terrain piece: its centroid and its furthest corner's distance."""
-        out = []
-        for t in self.terrain:
-            c = t.polygon.centroid
-            xy = np.asarray(t.polygon.exterior.coords)
-            out.append(((c.x, c.y), float(np.max(np.hypot(*(xy - (c.x, c.y)).T)))))
-        return out
+        return _terrain_index(self.terrain)[1]
 
     def model(self, model_id: str) -> Model:
         return self._by_id[model_id]
@@ -128,3 +122,25 @@ class Scene:
 
     def unit_of(self, model: Model) -> list[Model]:
         return [m for m in self.models if m.unit == model.unit and m.side == model.side]
+
+
+_TerrainIndex = tuple[np.ndarray, list[tuple[tuple[float, float], float]]]
+#: Terrain arrays by the identity of the terrain tuple; scenes of one game share it.
+_TERRAIN_CACHE: dict[int, tuple[tuple[Terrain, ...], _TerrainIndex]] = {}
+
+
+def _terrain_index(terrain: tuple[Terrain, ...]) -> _TerrainIndex:
+    """Arrays about the terrain, computed once per terrain layout (it rarely changes)."""
+    hit = _TERRAIN_CACHE.get(id(terrain))
+    if hit is not None and hit[0] is terrain:
+        return hit[1]
+    polygons = np.asarray([t.polygon for t in terrain], dtype=object)
+    circles = []
+    for t in terrain:
+        c = t.polygon.centroid
+        xy = np.asarray(t.polygon.exterior.coords)
+        circles.append(((c.x, c.y), float(np.max(np.hypot(*(xy - (c.x, c.y)).T)))))
+    if len(_TERRAIN_CACHE) > 16:
+        _TERRAIN_CACHE.clear()
+    _TERRAIN_CACHE[id(terrain)] = (terrain, (polygons, circles))
+    return polygons, circles
