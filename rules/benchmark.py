@@ -106,7 +106,7 @@ def _moves(scene: Scene, rng: random.Random) -> tuple[list[Model], list[Model]]:
             end = Pose(m.start.x + dist * math.cos(angle), m.start.y + dist * math.sin(angle))
             if not (2 <= end.x <= WIDTH_IN - 2 and 2 <= end.y <= DEPTH_IN - 2):
                 continue
-            here = Point(end.xy).buffer(m.base.half_length_in + 1.2)
+            here = Point(end.xy).buffer(m.base.reach_in + 1.2)
             if any(here.intersects(w) for w in walls) or any(here.intersects(o) for o in others):
                 continue
             line = LineString([m.start.xy, end.xy]).buffer(m.base.radius_in)

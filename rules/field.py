@@ -24,7 +24,7 @@ import numpy as np
 import shapely
 from shapely.geometry import LineString, Point, Polygon
 
-from rules.geometry import Pose, centre_to_base, inflate
+from rules.geometry import Pose, centre_to_base
 from rules.pathing import XY, Obstacle, Region
 from rules.ruleset import Ruleset
 from rules.scene import Model, Scene, Terrain
@@ -103,25 +103,20 @@ class MoveField:
         radius = grow_in + self.r_in
         # Grow it only as far as leaves the mover's start and end outside (a contact there).
         for p in (start, end):
-            if p.distance_to(pose) - other.base.half_length_in <= radius:
+            if p.distance_to(pose) - other.base.reach_in <= radius:
                 radius = min(radius, centre_to_base(other.base, pose, p.xy) - CONTACT_EPS_IN)
         if radius <= 0.0:
             return  # the mover's centre stands on that base: an overlap, judged elsewhere
         kind = "zone" if grow_in > 0.0 else "model"
-
-        ends = (start.xy, end.xy)
+        base = other.base
 
         def build() -> Obstacle:
+            lower = None if base.shape != "oval" else base.core(pose, "inner")
             return Obstacle(
-                other.id,
-                other.base.inflated(pose, radius, "inner"),
-                notched(other.base.inflated(pose, radius, "outer"), ends),
-                kind,
+                other.id, base.core(pose, "outer"), radius + base.core_radius_in(), kind, lower
             )
 
-        self._items.append(
-            _Lazy(other.id, kind, pose.xy, other.base.half_length_in + radius * 1.01, build)
-        )
+        self._items.append(_Lazy(other.id, kind, pose.xy, base.reach_in + radius, build))
 
     def _add_terrain(self, i: int, piece: Terrain, ruleset: Ruleset, scene: Scene) -> None:
         mover, tolerance_in = self.mover, scene.tolerance_in
@@ -130,23 +125,16 @@ class MoveField:
             and not on_top_of(piece, mover.start, tolerance_in)
             and not on_top_of(piece, mover.pose, tolerance_in)
         ):
-            poly = piece.polygon
             reach = float(self._terrain_reach[i])
             if reach <= 0.0:
                 return  # standing on or in it: judged as an overlap, not a path
-            radius = min(self.r_in, reach - CONTACT_EPS_IN)
-            ends = (mover.start.xy, mover.pose.xy)
-
-            def build() -> Obstacle:
-                return Obstacle(
-                    piece.id,
-                    inflate(poly, radius, "inner"),
-                    notched(inflate(poly, radius, "outer"), ends),
-                    "terrain",
-                )
-
+            obstacle = Obstacle(
+                piece.id, piece.polygon, min(self.r_in, reach - CONTACT_EPS_IN), "terrain"
+            )
             centre, far = scene.terrain_circles[i]
-            self._items.append(_Lazy(piece.id, "terrain", centre, far + radius * 1.01, build))
+            self._items.append(
+                _Lazy(piece.id, "terrain", centre, far + obstacle.radius_in, _const(obstacle))
+            )
             return
         weight = region_weight(piece, ruleset, self.difficult)
         if weight != 1.0:
@@ -175,15 +163,14 @@ class MoveField:
             grow = min(self.r_in, *(d - CONTACT_EPS_IN for d in insets))
             if grow <= 0.0:
                 continue  # the move starts or ends over the edge: judged as off the table
-            wall = shapely.box(x0 - grow, y0 - grow, x1 + grow, y1 + grow)
             centre = ((x0 + x1) / 2, (y0 + y1) / 2)
-            obstacle = Obstacle(name, wall, wall, "edge")
+            obstacle = Obstacle(name, shapely.box(x0, y0, x1, y1), grow, "edge")
             self._items.append(_Lazy(name, "edge", centre, 2 * far, _const(obstacle)))
 
     def connected(self) -> bool:
         """Whether any route at all joins the start and end (however long)."""
         start, end = Point(self.mover.start.xy), Point(self.mover.pose.xy)
-        blocked = shapely.unary_union([item.get().inner for item in self._items])
+        blocked = shapely.unary_union([_shape(item.get()) for item in self._items])
         free = shapely.box(-1e4, -1e4, 1e4, 1e4).difference(blocked)
         parts = getattr(free, "geoms", [free])
         return any(p.covers(start) and p.covers(end) for p in parts)
@@ -212,7 +199,7 @@ class MoveField:
     def zones_near(self, line: LineString) -> dict[str, Polygon]:
         """Inner polygons of the zone obstacles that may touch ``line``, by model id."""
         return {
-            item.id: item.get().inner
+            item.id: _shape(item.get())
             for item in self._items
             if item.kind == "zone" and line.distance(Point(item.center)) <= item.radius_in
         }
@@ -227,22 +214,11 @@ def _in_ellipse(start: XY, end: XY, centre: XY, radius: float, bound_in: float) 
     return math.dist(start, centre) + math.dist(end, centre) - 2.0 * radius <= bound_in
 
 
-def notched(outer: Polygon, points: tuple[XY, ...]) -> Polygon:
-    """``outer`` with a pinhole notch where a start or end point in contact lies inside it.
-
-    A base touching the mover at its start or end is grown only up to that contact, but
-    the circumscribed (outer) polygon bulges a few thousandths of an inch further; the
-    notch lets the move leave or arrive exactly at the contact.
-    """
-    for xy in points:
-        p = Point(xy)
-        if outer.contains(p):
-            # Wide enough (four times the bulge) for approaches at a slant to the contact.
-            depth = float(outer.exterior.distance(p))
-            cut = outer.difference(p.buffer(4.0 * depth + 1e-4, quad_segs=4))
-            if isinstance(cut, Polygon):
-                outer = cut
-    return outer
+def _shape(obstacle: Obstacle) -> Polygon:
+    """An obstacle as a polygon just inside it (for connectivity and crossing tests)."""
+    core = obstacle.core_for(lower=True)
+    grown = core.buffer(obstacle.radius_in * (1.0 - 1e-6), quad_segs=16)
+    return grown if isinstance(grown, Polygon) else core
 
 
 def region_weight(piece: Terrain, ruleset: Ruleset, factor: float) -> float:

@@ -36,8 +36,10 @@ def outer_scale(segments: int) -> float:
     return 1.0 / math.cos(math.pi / segments)
 
 
-#: Radius factor for shapely buffer arcs of ``QUAD_SEGS`` segments per quarter circle.
-BUFFER_OUTER_SCALE = outer_scale(4 * QUAD_SEGS)
+#: Radius factor that makes shapely buffer arcs of ``QUAD_SEGS`` segments per quarter circle
+#: contain the true arc. GEOS rounds the number of chords of a corner, so one chord may span
+#: up to twice the nominal angle; this covers that.
+BUFFER_OUTER_SCALE = outer_scale(2 * QUAD_SEGS)
 
 
 @dataclass(frozen=True)
@@ -80,8 +82,22 @@ class Base:
         return min(self.length_mm, self.width_mm) / MM_PER_IN / 2.0
 
     @functools.cached_property
-    def half_length_in(self) -> float:
-        return max(self.length_mm, self.width_mm) / MM_PER_IN / 2.0
+    def reach_in(self) -> float:
+        """How far the base reaches from its centre: half a rect's diagonal, an oval's
+        half-length, a round base's radius."""
+        half_l, half_w = self.length_mm / MM_PER_IN / 2.0, self.width_mm / MM_PER_IN / 2.0
+        return math.hypot(half_l, half_w) if self.shape == "rect" else max(half_l, half_w)
+
+    def core(self, pose: Pose, variant: Variant = "outer") -> Point | Polygon:
+        """What the base is, for growing by a radius: its centre point if round (then the
+        radius grows by the base's own), else its outline (an oval's brackets its curve)."""
+        if self.shape == "round":
+            return Point(pose.x, pose.y)
+        return self.footprint(pose, variant, CIRCLE_SEGMENTS)
+
+    def core_radius_in(self) -> float:
+        """The radius already in the core: a round base's own radius, else 0."""
+        return self.length_mm / MM_PER_IN / 2.0 if self.shape == "round" else 0.0
 
     def footprint(
         self, pose: Pose, variant: Variant = "inner", segments: int = FINE_SEGMENTS
@@ -157,8 +173,8 @@ def edge_distance(a: Base, pose_a: Pose, b: Base, pose_b: Pose) -> float:
 
 
 def gap_lower_bound(a: Base, pose_a: Pose, b: Base, pose_b: Pose) -> float:
-    """A cheap lower bound of ``edge_distance``: centre distance minus both half-lengths."""
-    return pose_a.distance_to(pose_b) - a.half_length_in - b.half_length_in
+    """A cheap lower bound of ``edge_distance``: centre distance minus both reaches."""
+    return pose_a.distance_to(pose_b) - a.reach_in - b.reach_in
 
 
 def centre_to_base(base: Base, pose: Pose, xy: tuple[float, float]) -> float:

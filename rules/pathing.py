@@ -1,24 +1,28 @@
 """Shortest legal path for a model's centre among obstacles and costly regions.
 
 The moving base is a disc (its radius is half its smallest dimension: a model may
-pivot freely while it moves), so every obstacle is grown by that radius and the
-question becomes a shortest path for a point. Around polygons such a path bends
-only at obstacle corners, on lines tangent to the corners it touches: the search
-is A* over a visibility graph whose edges are those tangent lines. Difficult
-terrain is a region where each inch of travel costs ``weight`` inches: the search
-finds the route through region corners, then every point where it crosses a region
-boundary slides along that boundary to the cheapest crossing (the optimum refracts,
-as light does, and each crossing is a convex one-variable problem).
+pivot freely while it moves), so every obstacle is what it blocks grown by that
+radius, and the question becomes a shortest path for a point. Each obstacle here is
+a *core* (a point, or a polygon) grown by a radius: a round base grown by a radius
+is a disc around its centre, a wall grown by a radius is the wall with rounded
+corners. Around such shapes a shortest path is made of straight segments tangent to
+the rounded corners and of arcs around them, so the search is A* over tangent
+states: (corner disc, direction of travel around it, where on it the path arrived).
+Lengths are exact for round bases and polygons; the only approximation left is an
+oval base's curve, which comes as two cores, one inside the true curve and one
+around it, giving a lower and an upper bound.
 
-Curved obstacles come as two polygons, ``inner`` inside the true shape and
-``outer`` around it: the path around the outer ones is legal for the true shapes
-(an upper bound), the path around the inner ones is no longer than the true
-shortest path (a lower bound).
+Difficult terrain is a region where each inch of travel costs ``weight`` inches: the
+search may bend at region corners, and then every point where the route crosses a
+region boundary slides along that boundary to the cheapest crossing (the optimum
+refracts, as light does; each crossing is a convex one-variable problem).
 
->>> from shapely.geometry import box
->>> wall = Obstacle("wall", box(4, -2, 5, 2), box(4, -2, 5, 2))
->>> round(shortest_path((0, 0), (9, 0), [wall]).length_in, 4)
+>>> from shapely.geometry import Point, box
+>>> round(shortest_path((0, 0), (9, 0), [Obstacle("wall", box(4, -2, 5, 2))]).length_in, 4)
 9.9443
+>>> disc = Obstacle("model", Point(5, 0), 1.0)   # tangents 2 * sqrt(24) plus arc 2 asin(1/5)
+>>> round(shortest_path((0, 0), (10, 0), [disc]).length_in, 6)
+10.200675
 """
 
 from __future__ import annotations
@@ -33,21 +37,44 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import shapely
 from shapely.geometry import LineString, Point, Polygon
-
-#: Below this many inches a path is the straight line: nothing is that thin.
-_EPS = 1e-9
+from shapely.geometry.base import BaseGeometry
 
 XY = tuple[float, float]
+
+#: How far a path may graze into an obstacle without counting (rounding of tangents).
+GRAZE_IN = 1e-7
+#: Points per full turn at which arcs are checked for running into other obstacles.
+ARC_SAMPLES = 360
+_TWO_PI = 2.0 * math.pi
 
 
 @dataclass(frozen=True)
 class Obstacle:
-    """Somewhere the moving centre may not go: a grown base, terrain or control zone."""
+    """Somewhere the moving centre may not go: every point within ``radius_in`` of ``core``.
+
+    ``core`` is a point or a polygon. Where the true core is curved (an oval base),
+    ``core`` is a polygon around the curve and ``core_lower`` one inside it.
+    """
 
     id: str
-    inner: Polygon
-    outer: Polygon
+    core: BaseGeometry
+    radius_in: float = 0.0
     kind: str = "model"
+    core_lower: BaseGeometry | None = None
+
+    @classmethod
+    def bracketed(cls, id: str, inner: Polygon, outer: Polygon, kind: str = "model") -> Obstacle:
+        """A polygonal obstacle known only between two polygons, ``inner`` inside ``outer``."""
+        return cls(id, outer, 0.0, kind, inner)
+
+    def core_for(self, lower: bool) -> BaseGeometry:
+        return self.core_lower if lower and self.core_lower is not None else self.core
+
+    @property
+    def bounding_circle(self) -> tuple[XY, float]:
+        x0, y0, x1, y1 = self.core.bounds
+        centre = ((x0 + x1) / 2.0, (y0 + y1) / 2.0)
+        return centre, math.hypot(x1 - x0, y1 - y0) / 2.0 + self.radius_in
 
 
 @dataclass(frozen=True)
@@ -61,7 +88,7 @@ class Region:
 
 @dataclass(frozen=True)
 class Path:
-    """A shortest legal path: its cost bracket in inches and the route (upper-bound version)."""
+    """A shortest legal path: its cost bracket in inches and the route (arcs as polylines)."""
 
     length_in: float
     lower_in: float
@@ -89,25 +116,29 @@ class Field(Protocol):
         ...
 
 
+def in_ellipse(start: XY, end: XY, centre: XY, radius: float, bound_in: float) -> bool:
+    """Whether a disc may reach inside the ellipse of points within ``bound_in`` of both ends."""
+    return math.dist(start, centre) + math.dist(end, centre) - 2.0 * radius <= bound_in
+
+
 class StaticField:
     """A fixed list of obstacles and regions, filtered by search ellipse."""
 
     def __init__(self, obstacles: Sequence[Obstacle], regions: Sequence[Region] = ()) -> None:
         self.obstacles = list(obstacles)
         self.regions = list(regions)
-        self._boxes = [o.outer for o in self.obstacles] + [r.polygon for r in self.regions]
 
     def near(
         self, start: XY, end: XY, bound_in: float
     ) -> tuple[list[Obstacle], list[Region], bool]:
-        if not self._boxes:
-            return [], [], True
-        arr = np.asarray(self._boxes, dtype=object)
-        keep = shapely.distance(arr, Point(start)) + shapely.distance(arr, Point(end)) <= bound_in
-        n = len(self.obstacles)
-        obstacles = [o for o, k in zip(self.obstacles, keep[:n], strict=True) if k]
-        regions = [r for r, k in zip(self.regions, keep[n:], strict=True) if k]
-        return obstacles, regions, bool(keep.all())
+        kept = [o for o in self.obstacles if in_ellipse(start, end, *o.bounding_circle, bound_in)]
+        regions = [
+            r
+            for r in self.regions
+            if r.polygon.distance(Point(start)) + r.polygon.distance(Point(end)) <= bound_in
+        ]
+        complete = len(kept) == len(self.obstacles) and len(regions) == len(self.regions)
+        return kept, regions, complete
 
 
 def shortest_path(
@@ -116,11 +147,13 @@ def shortest_path(
     obstacles: Sequence[Obstacle] | Field,
     regions: Sequence[Region] = (),
     bound_in: float = math.inf,
+    lower: bool = True,
 ) -> Path | None:
     """The shortest legal route from ``start`` to ``end``, or ``None`` if there is none.
 
     With ``bound_in``, ``None`` also when every legal route costs more than that: the
-    search gives up as soon as it can prove so, which is much quicker.
+    search gives up as soon as it can prove so, which is much quicker. ``lower=False``
+    skips the lower-bound search (the bracket is then reported as the upper bound).
 
     Only what lies inside the ellipse of points whose distances to start and end add up
     to a bound can touch a path no longer than that bound, so the search starts with a
@@ -133,32 +166,412 @@ def shortest_path(
         near, near_regions, complete = field.near(start, end, ellipse)
         # With nothing left outside the ellipse, the path may be as long as it needs.
         search = bound_in if complete else ellipse
-        upper = _solve(start, end, [o.outer for o in near], near_regions, search)
+        upper = _Search(start, end, near, near_regions, lower=False).run(search)
         if upper is not None or complete or ellipse >= bound_in:
             break
         ellipse = min(ellipse * 2.0, bound_in)
     if upper is None:
         return None
-    if len(upper[1]) == 2 and not near_regions:
-        return Path(length_in=upper[0], lower_in=upper[0], points=upper[1])
-    lower = _solve(start, end, [o.inner for o in near], near_regions, upper[0] + 1e-9)
-    lower_cost = upper[0] if lower is None else min(lower[0], upper[0])
-    return Path(length_in=upper[0], lower_in=lower_cost, points=upper[1])
+    cost, points = upper
+    if not lower or not any(o.core_lower is not None for o in near):
+        return Path(length_in=cost, lower_in=cost, points=points)
+    found = _Search(start, end, near, near_regions, lower=True).run(cost + 1e-9)
+    lower_cost = cost if found is None else min(found[0], cost)
+    return Path(length_in=cost, lower_in=lower_cost, points=points)
 
 
-def _solve(
-    start: XY, end: XY, polygons: list[Polygon], regions: list[Region], bound: float
-) -> tuple[float, tuple[XY, ...]] | None:
-    """Cheapest route of cost at most ``bound`` around ``polygons`` through ``regions``."""
-    for poly in polygons:
-        if poly.contains(Point(start)) or poly.contains(Point(end)):
+class _Search:
+    """One A* search over tangent states among grown cores."""
+
+    def __init__(
+        self,
+        start: XY,
+        end: XY,
+        obstacles: list[Obstacle],
+        regions: list[Region],
+        lower: bool,
+    ) -> None:
+        self.start = np.asarray(start, dtype=float)
+        self.end = np.asarray(end, dtype=float)
+        self.cores = np.asarray([o.core_for(lower) for o in obstacles], dtype=object)
+        self.radii = np.asarray([o.radius_in for o in obstacles], dtype=float)
+        self.tree = shapely.STRtree(self.cores)
+        self.max_r = float(self.radii.max()) if len(self.radii) else 0.0
+        self.regions = regions
+        self.region_polys = np.asarray([r.polygon for r in regions], dtype=object)
+        self.region_weights = np.asarray([r.weight for r in regions], dtype=float)
+        self.weight_at = _weigher(regions)
+        cx, cy, cr = [], [], []
+        for core, radius in zip(self.cores, self.radii, strict=True):
+            for x, y in _corners(core):
+                cx.append(x)
+                cy.append(y)
+                cr.append(radius)
+        free = [*(_ring(r.polygon) for r in regions), *self._exits()]
+        for xy in free:
+            cx.extend(xy[:, 0])
+            cy.extend(xy[:, 1])
+            cr.extend([0.0] * len(xy))
+        self.cx = np.asarray(cx, dtype=float)
+        self.cy = np.asarray(cy, dtype=float)
+        self.cr = np.asarray(cr, dtype=float)
+        self._masks: dict[int, np.ndarray] = {}
+
+    def _exits(self) -> list[np.ndarray]:
+        """Where a route starting or ending inside a region best leaves it for each edge.
+
+        From a point at distance h from an edge of a region of weight w, the cheapest way
+        out to travel along that edge meets it h / sqrt(w^2 - 1) from the foot of the
+        perpendicular (the critical angle of refraction).
+        """
+        out = []
+        for region in self.regions:
+            if region.weight <= 1.0 + 1e-9:
+                continue
+            ring = _ring(region.polygon)
+            a, b = ring, np.roll(ring, -1, axis=0)
+            real = np.hypot(*(b - a).T) > 1e-12
+            a, b = a[real], b[real]
+            for p in (self.start, self.end):
+                if not region.polygon.contains(Point(p)):
+                    continue
+                e = b - a
+                length = np.hypot(e[:, 0], e[:, 1])
+                u = e / length[:, None]
+                t = np.einsum("ij,ij->i", p - a, u)
+                h = np.abs(_cross(u[:, 0], u[:, 1], (p - a)[:, 0], (p - a)[:, 1]))
+                off = h / math.sqrt(region.weight**2 - 1.0)
+                for sign in (-1.0, 1.0):
+                    s = t + sign * off
+                    ok = (s > 0) & (s < length)
+                    out.append(a[ok] + u[ok] * s[ok, None])
+        return out
+
+    # -- checks ---------------------------------------------------------------------------
+
+    def blocked(self, p: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """Which segments p[i]-q[i] pass into an obstacle."""
+        bad = np.zeros(len(p), dtype=bool)
+        if not len(self.cores) or not len(p):
+            return bad
+        segs = shapely.linestrings(np.stack([p, q], axis=1))
+        # (GEOS's dwithin matches nothing at distance 0, hence the nudge.)
+        si, oi = self.tree.query(segs, predicate="dwithin", distance=self.max_r + 1e-9)
+        if not len(si):
+            return bad
+        r = self.radii[oi]
+        grown = r > GRAZE_IN
+        hit = np.zeros(len(si), dtype=bool)
+        if grown.any():
+            d = shapely.distance(segs[si[grown]], self.cores[oi[grown]])
+            hit[grown] = d < r[grown] - GRAZE_IN
+        if (~grown).any():
+            hit[~grown] = shapely.relate_pattern(
+                segs[si[~grown]], self.cores[oi[~grown]], "T********"
+            )
+        bad[si[hit]] = True
+        return bad
+
+    def mask(self, disc: int) -> np.ndarray:
+        """Cumulative count of blocked sample points around a disc (doubled for wrap-around)."""
+        if disc not in self._masks:
+            angles = np.arange(ARC_SAMPLES) * (_TWO_PI / ARC_SAMPLES)
+            pts = np.column_stack(
+                [
+                    self.cx[disc] + self.cr[disc] * np.cos(angles),
+                    self.cy[disc] + self.cr[disc] * np.sin(angles),
+                ]
+            )
+            points = shapely.points(pts)
+            bad = np.zeros(ARC_SAMPLES, dtype=bool)
+            pi, oi = self.tree.query(points, predicate="dwithin", distance=self.max_r + 1e-9)
+            if len(pi):
+                d = shapely.distance(points[pi], self.cores[oi])
+                r = self.radii[oi]
+                hit = np.where(r > GRAZE_IN, d < r - 1e-6, False)
+                bad[pi[hit]] = True
+            self._masks[disc] = np.concatenate([[0], np.cumsum(np.concatenate([bad, bad]))])
+        return self._masks[disc]
+
+    def arcs_clear(self, disc: int, orient: int, a: float, b: np.ndarray) -> np.ndarray:
+        """Whether travel around ``disc`` from angle a to each angle b (in ``orient``) is clear."""
+        sweep = np.mod(orient * (b - a), _TWO_PI)
+        lo = np.where(orient > 0, a, b)
+        step = _TWO_PI / ARC_SAMPLES
+        first = np.floor(np.mod(lo, _TWO_PI) / step).astype(int) + 1
+        last = np.ceil((np.mod(lo, _TWO_PI) + sweep) / step).astype(int) - 1
+        cum = self.mask(disc)
+        count = np.where(last >= first, cum[np.clip(last + 1, 0, 2 * ARC_SAMPLES)] - cum[first], 0)
+        return np.asarray(count == 0)
+
+    def segment_costs(self, p: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """Length of each segment plus the extra cost of the regions' interiors it crosses."""
+        cost = np.hypot(*(q - p).T)
+        if not self.regions or not len(p):
+            return np.asarray(cost)
+        segs = shapely.linestrings(np.stack([p, q], axis=1))
+        for poly, w in zip(self.region_polys, self.region_weights, strict=True):
+            touch = shapely.intersects(segs, poly)
+            if touch.any():
+                inside = shapely.length(shapely.intersection(segs[touch], poly)) - shapely.length(
+                    shapely.intersection(segs[touch], poly.boundary)
+                )
+                cost[touch] += (w - 1.0) * inside
+        return np.asarray(cost)
+
+    # -- search ---------------------------------------------------------------------------
+
+    def run(self, bound: float) -> tuple[float, tuple[XY, ...]] | None:
+        s, e = self.start, self.end
+        for core, r in zip(self.cores, self.radii, strict=True):
+            if (r > GRAZE_IN and core.distance(Point(s)) < r - GRAZE_IN) or (
+                r <= GRAZE_IN and (core.contains(Point(s)) or core.contains(Point(e)))
+            ):
+                return None
+            if r > GRAZE_IN and core.distance(Point(e)) < r - GRAZE_IN:
+                return None
+        direct = self.segment_costs(s[None], e[None])[0]
+        if not self.blocked(s[None], e[None])[0] and (
+            not self.regions or direct <= math.dist(s, e) + 1e-12
+        ):
+            return (float(direct), (tuple(s), tuple(e))) if direct <= bound else None
+        found = self._astar(bound)
+        if found is None:
             return None
-    segment = LineString([start, end])
-    if not any(r.polygon.intersects(segment) for r in regions) and not any(
-        shapely.relate_pattern(segment, poly, "T********") for poly in polygons
-    ):
-        return (segment.length, (start, end)) if segment.length <= bound else None
-    return _astar(start, end, polygons, regions, bound)
+        cost, legs = found
+        if self.regions:
+            refined = self._refine(legs)
+            if refined is not None and refined[0] < cost:
+                return refined
+        return cost, self._polyline(legs)
+
+    def _astar(self, bound: float) -> tuple[float, list[_Leg]] | None:
+        s, e = self.start, self.end
+        # Discs that could be on a route within the bound (the rest still block).
+        slack = (
+            np.hypot(self.cx - s[0], self.cy - s[1])
+            + np.hypot(self.cx - e[0], self.cy - e[1])
+            - 2.0 * self.cr
+        )
+        cand = np.flatnonzero(slack <= bound)
+        orients = [1, -1]
+        tx = np.concatenate([self.cx[cand]] * 2 + [[e[0]]])
+        ty = np.concatenate([self.cy[cand]] * 2 + [[e[1]]])
+        tr = np.concatenate([self.cr[cand]] * 2 + [[0.0]])
+        to = np.concatenate([np.full(len(cand), o) for o in orients] + [[0]])
+        tdisc = np.concatenate([cand, cand, [-2]])
+        # Zero-radius corners have no direction of travel: keep one copy.
+        keep = ~((tr <= GRAZE_IN) & (to < 0))
+        tx, ty, tr, to, tdisc = tx[keep], ty[keep], tr[keep], to[keep], tdisc[keep]
+        h_goal = math.dist
+
+        # State: (disc, orient, angle, x, y, g, parent leg)
+        best: dict[tuple[int, int, int], float] = {}
+        legs: list[_Leg] = [_Leg(-1, 0, 0.0, (s[0], s[1]), 0.0, 0.0, (s[0], s[1]), 0.0, -1)]
+        heap: list[tuple[float, int]] = [(h_goal(tuple(s), tuple(e)), 0)]
+        while heap:
+            f, k = heapq.heappop(heap)
+            leg = legs[k]
+            if leg.disc == -2:
+                return leg.g, _chain(legs, k)
+            if f > bound:
+                return None
+            disc, orient = leg.disc, leg.orient
+            if disc >= 0:
+                c1 = np.array([self.cx[disc], self.cy[disc]])
+                r1 = self.cr[disc]
+            else:
+                c1, r1 = np.asarray(leg.at), 0.0
+            o1 = orient if r1 > GRAZE_IN else 0
+            dx, dy = tx - c1[0], ty - c1[1]
+            sgn = to * tr - o1 * r1
+            dist2 = dx * dx + dy * dy
+            ok = (dist2 - sgn * sgn > 1e-18) & (tdisc != disc)
+            length = np.sqrt(np.maximum(dist2 - sgn * sgn, 0.0))
+            ang = np.arctan2(dy, dx) - np.arctan2(sgn, length)
+            nx, ny = -np.sin(ang), np.cos(ang)
+            p = np.column_stack([c1[0] - o1 * r1 * nx, c1[1] - o1 * r1 * ny])
+            q = np.column_stack([tx - to * tr * nx, ty - to * tr * ny])
+            arc = np.zeros(len(tx))
+            depart = np.zeros(len(tx))
+            if r1 > GRAZE_IN:
+                depart = np.arctan2(p[:, 1] - c1[1], p[:, 0] - c1[0])
+                sweep = np.mod(o1 * (depart - leg.angle), _TWO_PI)
+                sweep = np.where(sweep > _TWO_PI - 1e-9, 0.0, sweep)
+                arc = r1 * sweep
+            g = leg.g + arc * (self.weight_at(c1) if self.regions else 1.0) + length
+            h = np.hypot(q[:, 0] - e[0], q[:, 1] - e[1])
+            ok &= g + h <= bound
+            idx = np.flatnonzero(ok)
+            if not len(idx):
+                continue
+            if r1 > GRAZE_IN:
+                idx = idx[self.arcs_clear(disc, o1, leg.angle, depart[idx])]
+            idx = idx[~self.blocked(p[idx], q[idx])]
+            if self.regions and len(idx):
+                extra = self.segment_costs(p[idx], q[idx]) - length[idx]
+                g[idx] += extra
+            arrive = np.arctan2(q[:, 1] - ty, q[:, 0] - tx)
+            for i in idx:
+                key = (int(tdisc[i]), int(to[i]), round(float(arrive[i]) * 1e7))
+                if best.get(key, math.inf) <= g[i]:
+                    continue
+                best[key] = float(g[i])
+                legs.append(
+                    _Leg(
+                        int(tdisc[i]),
+                        int(to[i]),
+                        float(arrive[i]),
+                        (float(q[i, 0]), float(q[i, 1])),
+                        float(g[i]),
+                        float(depart[i]),
+                        (float(p[i, 0]), float(p[i, 1])),
+                        float(arc[i]),
+                        k,
+                    )
+                )
+                heapq.heappush(heap, (float(g[i] + h[i]), len(legs) - 1))
+        return None
+
+    def _polyline(self, legs: list[_Leg]) -> tuple[XY, ...]:
+        """The route as points, arcs drawn every few degrees."""
+        pts: list[XY] = [legs[0].at]
+        for prev, leg in itertools.pairwise(legs):
+            if prev.disc >= 0 and leg.arc > 0.0:
+                pts.extend(self._arc_points(prev, leg))
+            pts.append(leg.leave)
+            pts.append(leg.at)
+        return tuple(_dedupe(pts))
+
+    def _arc_points(self, prev: _Leg, leg: _Leg) -> list[XY]:
+        r = self.cr[prev.disc]
+        sweep = leg.arc / r
+        n = max(math.ceil(sweep / math.radians(5.0)), 1)
+        angles = prev.angle + prev.orient * sweep * np.arange(1, n) / n
+        cx, cy = self.cx[prev.disc], self.cy[prev.disc]
+        return [(float(cx + r * math.cos(a)), float(cy + r * math.sin(a))) for a in angles]
+
+    def _refine(self, legs: list[_Leg]) -> tuple[float, tuple[XY, ...]] | None:
+        """Bend the straight parts of the route where they cross region boundaries.
+
+        Each crossing point slides along its boundary edge to minimise the cost of its
+        two segments (a convex problem in one variable), sweeping until nothing moves.
+        ``None`` if the result runs into an obstacle.
+        """
+        rings = [_ring(r.polygon) for r in self.regions]
+        edges = np.concatenate([np.stack([r, np.roll(r, -1, axis=0)], axis=1) for r in rings])
+        arc_cost = 0.0
+        pieces: list[list[np.ndarray]] = []  # straight runs between arcs
+        arcs: list[list[XY]] = []
+        run = [np.asarray(legs[0].at)]
+        for prev, leg in itertools.pairwise(legs):
+            if prev.disc >= 0 and leg.arc > 0.0:
+                arc_cost += leg.arc * self.weight_at(
+                    np.array([self.cx[prev.disc], self.cy[prev.disc]])
+                )
+                pieces.append(run)
+                arcs.append(self._arc_points(prev, leg))
+                run = [np.asarray(leg.leave)]
+            elif prev.disc >= 0 and not np.allclose(run[-1], leg.leave):
+                run.append(np.asarray(leg.leave))
+            run.append(np.asarray(leg.at))
+        pieces.append(run)
+        total = arc_cost
+        out: list[XY] = []
+        for n, piece in enumerate(pieces):
+            refined = self._slide(piece, edges)
+            if refined is None:
+                return None
+            cost, pts = refined
+            total += cost
+            out.extend(pts)
+            if n < len(arcs):
+                out.extend(arcs[n])
+        return total, tuple(_dedupe(out))
+
+    def _slide(self, points: list[np.ndarray], edges: np.ndarray) -> tuple[float, list[XY]] | None:
+        pts: list[np.ndarray] = []
+        slide: list[list[int]] = []
+        for k, (p, q) in enumerate(itertools.pairwise(points)):
+            pts.append(p)
+            corner = np.flatnonzero(
+                (np.hypot(*(edges[:, 0] - p).T) < 1e-9) | (np.hypot(*(edges[:, 1] - p).T) < 1e-9)
+            )
+            slide.append([] if k == 0 else [int(c) for c in corner])
+            for t, edge in _crossings(p, q, edges):
+                pts.append(p + t * (q - p))
+                slide.append([edge])
+        pts.append(points[-1])
+        slide.append([])
+        for _ in range(20):
+            moved = 0.0
+            for i in range(1, len(pts) - 1):
+                if not slide[i]:
+                    continue
+                a, b = pts[i - 1], pts[i + 1]
+                w_in, w_out = self.weight_at((a + pts[i]) / 2), self.weight_at((pts[i] + b) / 2)
+                best, best_cost = pts[i], w_in * _norm(pts[i] - a) + w_out * _norm(b - pts[i])
+                for edge in slide[i]:
+                    p, cost = _golden(edges[edge, 0], edges[edge, 1], a, b, w_in, w_out)
+                    if cost < best_cost - 1e-12:
+                        best, best_cost = p, cost
+                moved = max(moved, _norm(best - pts[i]))
+                pts[i] = best
+            if moved < 1e-9:
+                break
+        arr = np.asarray(pts)
+        if self.blocked(arr[:-1], arr[1:]).any():
+            return None
+        cost = float(self.segment_costs(arr[:-1], arr[1:]).sum())
+        return cost, [(float(x), float(y)) for x, y in arr]
+
+
+@dataclass(frozen=True)
+class _Leg:
+    """One step of a route: around the previous disc, then straight to ``at`` on ``disc``.
+
+    ``disc`` is -1 for the start and -2 for the goal; ``angle`` is where on its disc the
+    step arrives; ``leave`` is where it left the previous disc (``depart`` its angle).
+    """
+
+    disc: int
+    orient: int
+    angle: float
+    at: XY
+    g: float
+    depart: float
+    leave: XY
+    arc: float
+    parent: int
+
+
+def _chain(legs: list[_Leg], k: int) -> list[_Leg]:
+    out = [legs[k]]
+    while out[-1].parent >= 0:
+        out.append(legs[out[-1].parent])
+    return out[::-1]
+
+
+def _dedupe(points: list[XY]) -> list[XY]:
+    out = [points[0]]
+    for p in points[1:]:
+        if math.dist(p, out[-1]) > 1e-12:
+            out.append(p)
+    return out
+
+
+def _corners(core: BaseGeometry) -> list[XY]:
+    """Where a path may bend around a core: the point itself, or a polygon's convex corners."""
+    if isinstance(core, Point):
+        return [(core.x, core.y)]
+    if isinstance(core, Polygon):
+        xy = _ring(core)
+        p, n = np.roll(xy, 1, axis=0), np.roll(xy, -1, axis=0)
+        turn = _cross(
+            xy[:, 0] - p[:, 0], xy[:, 1] - p[:, 1], n[:, 0] - xy[:, 0], n[:, 1] - xy[:, 1]
+        )
+        return [(float(x), float(y)) for x, y in xy[turn > 1e-12]]
+    return [(float(x), float(y)) for x, y in shapely.get_coordinates(core)]
 
 
 def _ring(poly: Polygon) -> np.ndarray:
@@ -172,196 +585,7 @@ def _cross(ax: np.ndarray, ay: np.ndarray, bx: np.ndarray, by: np.ndarray) -> np
     return np.asarray(ax * by - ay * bx)
 
 
-class _Graph:
-    """Nodes of the visibility graph: start, end, obstacle corners, region corners."""
-
-    def __init__(self, start: XY, end: XY, polygons: list[Polygon], regions: list[Region]) -> None:
-        pts = [np.asarray([start, end], dtype=float)]
-        prev = [np.full((2, 2), np.nan)]
-        nxt = [np.full((2, 2), np.nan)]
-        for poly in polygons:
-            xy = _ring(poly)
-            p, n = np.roll(xy, 1, axis=0), np.roll(xy, -1, axis=0)
-            turn = _cross(
-                xy[:, 0] - p[:, 0], xy[:, 1] - p[:, 1], n[:, 0] - xy[:, 0], n[:, 1] - xy[:, 1]
-            )
-            convex = turn > 1e-12
-            pts.append(xy[convex])
-            prev.append(p[convex])
-            nxt.append(n[convex])
-        self.regions = regions
-        # Region corners come last: bends there are free of any tangency condition.
-        for r in regions:
-            crossing = _ring(r.polygon)
-            pts.append(crossing)
-            prev.append(np.full_like(crossing, np.nan))
-            nxt.append(np.full_like(crossing, np.nan))
-        self.xy = np.concatenate(pts)
-        self.prev = np.concatenate(prev)
-        self.next = np.concatenate(nxt)
-        self.free = np.isnan(self.prev[:, 0])  # no tangency condition at this node
-        self.polygons = polygons
-        self.tree = shapely.STRtree(polygons)
-        self.region_tree = shapely.STRtree([r.polygon for r in regions])
-        self.weights = np.asarray([r.weight for r in regions], dtype=float)
-        # Corners inside another obstacle are never on a legal path.
-        if polygons:
-            idx, _ = self.tree.query(shapely.points(self.xy), predicate="within")
-            self.dead = np.zeros(len(self.xy), dtype=bool)
-            self.dead[idx] = True
-            self.dead[:2] = False
-        else:
-            self.dead = np.zeros(len(self.xy), dtype=bool)
-
-    def tangent(self, u: int, v: np.ndarray) -> np.ndarray:
-        """Which edges u->v are tangent at both ends (the only edges a shortest path uses)."""
-        d = self.xy[v] - self.xy[u]
-        ok = np.ones(len(v), dtype=bool)
-        if not self.free[u]:
-            a = _cross(d[:, 0], d[:, 1], *(self.prev[u] - self.xy[u]))
-            b = _cross(d[:, 0], d[:, 1], *(self.next[u] - self.xy[u]))
-            ok &= a * b >= -1e-12
-        pv, nv = self.prev[v] - self.xy[v], self.next[v] - self.xy[v]
-        a = _cross(d[:, 0], d[:, 1], pv[:, 0], pv[:, 1])
-        b = _cross(d[:, 0], d[:, 1], nv[:, 0], nv[:, 1])
-        ok &= self.free[v] | (a * b >= -1e-12)
-        return ok
-
-    def clear(self, segments: np.ndarray) -> np.ndarray:
-        """Which segments stay out of every obstacle's interior."""
-        ok = np.ones(len(segments), dtype=bool)
-        if not self.polygons or not len(segments):
-            return ok
-        si, pi = self.tree.query(segments, predicate="intersects")
-        if len(si):
-            polys = np.asarray(self.tree.geometries)[pi]
-            bad = shapely.relate_pattern(segments[si], polys, "T********")
-            ok[si[bad]] = False
-        return ok
-
-    def costs(self, segments: np.ndarray) -> np.ndarray:
-        """Length of each segment plus the extra cost of the regions it crosses."""
-        cost = np.asarray(shapely.length(segments), dtype=float)
-        if not self.regions or not len(segments):
-            return cost
-        si, ri = self.region_tree.query(segments, predicate="intersects")
-        if len(si):
-            # Travel along a region's edge is outside it: only the interior costs more.
-            polys = np.asarray(self.region_tree.geometries)[ri]
-            inside = shapely.length(shapely.intersection(segments[si], polys)) - shapely.length(
-                shapely.intersection(segments[si], shapely.boundary(polys))
-            )
-            np.add.at(cost, si, (self.weights[ri] - 1.0) * inside)
-        return cost
-
-
-def _astar(
-    start: XY,
-    end: XY,
-    polygons: list[Polygon],
-    regions: list[Region],
-    bound: float = math.inf,
-) -> tuple[float, tuple[XY, ...]] | None:
-    """A* from start to end; nothing costing more than ``bound`` is explored."""
-    graph = _Graph(start, end, polygons, regions)
-    xy = graph.xy
-    n = len(xy)
-    goal = xy[1]
-    h = np.hypot(*(xy - goal).T)
-    g = np.full(n, np.inf)
-    g[0] = 0.0
-    parent = np.full(n, -1)
-    closed = graph.dead.copy()
-    heap: list[tuple[float, int]] = [(h[0], 0)]
-    while heap:
-        _, u = heapq.heappop(heap)
-        if closed[u]:
-            continue
-        closed[u] = True
-        if u == 1:
-            break
-        cand = np.flatnonzero(~closed)
-        cand = cand[graph.tangent(u, cand)]
-        # An edge is worth checking only if it could improve the node it reaches and
-        # could still lead to a route within the bound.
-        dist = np.hypot(*(xy[cand] - xy[u]).T)
-        useful = (g[u] + dist < g[cand]) & (g[u] + dist + h[cand] <= bound)
-        cand = cand[useful]
-        if not len(cand):
-            continue
-        segs = shapely.linestrings(
-            np.stack([np.broadcast_to(xy[u], (len(cand), 2)), xy[cand]], axis=1)
-        )
-        ok = graph.clear(segs)
-        cand, segs = cand[ok], segs[ok]
-        cost = g[u] + graph.costs(segs)
-        better = cost < g[cand]
-        for v, c in zip(cand[better], cost[better], strict=True):
-            g[v] = c
-            parent[v] = u
-            heapq.heappush(heap, (c + h[v], int(v)))
-    if not np.isfinite(g[1]) or g[1] > bound:
-        return None
-    route = [1]
-    while route[-1] != 0:
-        route.append(int(parent[route[-1]]))
-    points = [(float(xy[i, 0]), float(xy[i, 1])) for i in reversed(route)]
-    if regions:
-        refined = _refine(points, graph)
-        if refined is not None and refined[0] < g[1]:
-            return refined
-    return float(g[1]), tuple(points)
-
-
 _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
-
-
-def _refine(points: list[XY], graph: _Graph) -> tuple[float, tuple[XY, ...]] | None:
-    """Bend the route where it crosses region boundaries, to the cheapest crossing points.
-
-    The corner-to-corner route crosses each boundary where a straight line happens to;
-    the cheapest route refracts there (Snell's law). Every crossing point slides along
-    its boundary edge to minimise the cost of its two segments (a convex problem in one
-    variable), sweeping until nothing moves. ``None`` if the result is not clear.
-    """
-    rings = [_ring(r.polygon) for r in graph.regions]
-    edges = np.concatenate([np.stack([r, np.roll(r, -1, axis=0)], axis=1) for r in rings])
-    pts: list[np.ndarray] = []
-    slide: list[list[int]] = []  # boundary edges each point may slide along
-    for k, (p, q) in enumerate(itertools.pairwise(np.asarray(points, dtype=float))):
-        pts.append(p)
-        at_corner = np.flatnonzero(np.hypot(*(edges[:, 0] - p).T) < 1e-9)
-        at_corner2 = np.flatnonzero(np.hypot(*(edges[:, 1] - p).T) < 1e-9)
-        slide.append([] if k == 0 else [*at_corner, *at_corner2])
-        for t, e in _crossings(p, q, edges):
-            pts.append(p + t * (q - p))
-            slide.append([e])
-    pts.append(np.asarray(points[-1], dtype=float))
-    slide.append([])
-    if not any(slide):
-        return None
-    weight = _weigher(graph.regions)
-    for _ in range(20):
-        moved = 0.0
-        for i in range(1, len(pts) - 1):
-            if not slide[i]:
-                continue
-            a, b = pts[i - 1], pts[i + 1]
-            w_in, w_out = weight((a + pts[i]) / 2), weight((pts[i] + b) / 2)
-            best, best_cost = pts[i], w_in * _norm(pts[i] - a) + w_out * _norm(b - pts[i])
-            for e in slide[i]:
-                p, cost = _golden(edges[e, 0], edges[e, 1], a, b, w_in, w_out)
-                if cost < best_cost - 1e-12:
-                    best, best_cost = p, cost
-            moved = max(moved, _norm(best - pts[i]))
-            pts[i] = best
-        if moved < 1e-9:
-            break
-    route = [tuple(map(float, p)) for p in pts]
-    segs = shapely.linestrings([[route[i], route[i + 1]] for i in range(len(route) - 1)])
-    if not graph.clear(segs).all():
-        return None
-    return float(graph.costs(segs).sum()), tuple((x, y) for x, y in route)
 
 
 def _norm(v: np.ndarray) -> float:
@@ -375,7 +599,7 @@ def _crossings(p: np.ndarray, q: np.ndarray, edges: np.ndarray) -> list[tuple[fl
     denom = d[0] * e[:, 1] - d[1] * e[:, 0]
     ok = np.abs(denom) > 1e-15
     w = edges[:, 0] - p
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         t = (w[:, 0] * e[:, 1] - w[:, 1] * e[:, 0]) / denom
         u = (w[:, 0] * d[1] - w[:, 1] * d[0]) / denom
     hit = ok & (t > 1e-9) & (t < 1 - 1e-9) & (u > 1e-9) & (u < 1 - 1e-9)

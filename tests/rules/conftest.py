@@ -10,11 +10,14 @@ a conftest under ``--import-mode=importlib``.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Sequence
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pytest
+from shapely.geometry import MultiPoint
 
 from rules.judge import Finding, Referee, Verdict
 from rules.scenario import Scenario
@@ -59,6 +62,33 @@ def model(
         out["end"] = pose(end)
     out.update(declared)
     return out
+
+
+OVAL_60X35 = {"shape": "oval", "length_mm": 60, "width_mm": 35}
+
+
+def oval_detour(
+    start: Sequence[float],
+    end: Sequence[float],
+    centre: Sequence[float],
+    grow_in: float,
+    length_mm: float = 60.0,
+    width_mm: float = 35.0,
+    samples: int = 8192,
+) -> float:
+    """The true shortest way past an oval base (long axis along y) grown by ``grow_in``,
+    for a start and end placed symmetrically either side of it: half the perimeter of
+    the convex hull of start, end and the grown outline sampled at 8192 points. An
+    independent method: no code of the referee is used."""
+    a, b = length_mm / 25.4 / 2, width_mm / 25.4 / 2
+    t = np.linspace(0.0, 2.0 * math.pi, samples, endpoint=False)
+    # long axis along y: x = b cos t, y = a sin t; outward normal (a cos t, b sin t)
+    nx, ny = a * np.cos(t), b * np.sin(t)
+    norm = np.hypot(nx, ny)
+    px = centre[0] + b * np.cos(t) + grow_in * nx / norm
+    py = centre[1] + a * np.sin(t) + grow_in * ny / norm
+    hull = MultiPoint([*zip(px, py, strict=True), tuple(start), tuple(end)]).convex_hull
+    return float(hull.length / 2.0)
 
 
 def box(
@@ -124,4 +154,6 @@ def kit() -> SimpleNamespace:
         one=one,
         advisories=advisories,
         assert_path=assert_path,
+        oval_detour=oval_detour,
+        oval=OVAL_60X35,
     )

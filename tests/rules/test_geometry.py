@@ -190,13 +190,6 @@ def test_gap_lower_bound_below_edge_distance_curved(
         assert bound <= got + 1e-9
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gap_lower_bound subtracts half the longer side, but a rect reaches out to half "
-    "its diagonal: two 2 x 1 in rects corner to corner (centres (0,0) and (2,1)) touch, "
-    "edge_distance 0, while gap_lower_bound says sqrt(5) - 2 = 0.236; Referee.distance "
-    "then returns 0.236 and in_contact says no",
-)
 @pytest.mark.parametrize(
     ("pose_b", "heading"),
     [
@@ -494,13 +487,6 @@ def test_inflated_oval_inner_inside_minkowski_sum(
     assert not contains(inner, pts).any()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="inflate(..., 'outer') scales the radius by 1/cos(pi/32), enough only if every "
-    "buffer arc is cut into chords of at most 11.25 deg; GEOS rounds the chord count "
-    "(int(angle/quantum + 0.5)), so a corner turning 11.25-16.9 deg gets one chord, which "
-    "cuts up to 0.6% of the radius off the true grown shape",
-)
 @pytest.mark.parametrize(
     ("base", "grow"),
     [
@@ -545,12 +531,6 @@ def test_inflate_outer_contains_minkowski_sum_of_square_cornered_polygon(n: int)
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a regular 24-gon (corners turning 15 deg) grown by 1 in with variant 'outer' "
-    "reaches only 3.9962 in along a corner's bisector; the true grown shape reaches "
-    "3 + 1 = 4.0 (same GEOS chord-rounding cause as the oval case)",
-)
 def test_inflate_outer_contains_minkowski_sum_of_24_gon() -> None:
     angles = np.arange(24) * 2 * math.pi / 24
     xy = np.column_stack([3 * np.cos(angles), 3 * np.sin(angles)])
@@ -642,4 +622,4 @@ def test_base_dimensions() -> None:
     assert Base.round(32).radius_in == pytest.approx(0.6299212598425197, abs=1e-15)
     # 60 x 35 mm oval: turns within 35 mm, reaches out 30 mm
     assert OVAL.radius_in == pytest.approx(17.5 / 25.4, abs=1e-15)
-    assert OVAL.half_length_in == pytest.approx(30 / 25.4, abs=1e-15)
+    assert OVAL.reach_in == pytest.approx(30 / 25.4, abs=1e-15)
