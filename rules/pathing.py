@@ -43,8 +43,9 @@ XY = tuple[float, float]
 
 #: How far a path may graze into an obstacle without counting (rounding of tangents).
 GRAZE_IN = 1e-7
-#: Points per full turn at which arcs are checked for running into other obstacles.
-ARC_SAMPLES = 360
+#: Points per full turn at which arcs are checked for running into other obstacles (every
+#: 3 degrees: a grown obstacle is at least a base wide, far wider than that on any disc).
+ARC_SAMPLES = 120
 _TWO_PI = 2.0 * math.pi
 
 
@@ -173,7 +174,9 @@ def shortest_path(
     if upper is None:
         return None
     cost, points = upper
-    if not lower or not any(o.core_lower is not None for o in near):
+    # No route is shorter than the straight line, so a straight route is exact.
+    straight_route = len(points) == 2 and cost <= straight + 1e-12
+    if straight_route or not lower or not any(o.core_lower is not None for o in near):
         return Path(length_in=cost, lower_in=cost, points=points)
     found = _Search(start, end, near, near_regions, lower=True).run(cost + 1e-9)
     lower_cost = cost if found is None else min(found[0], cost)
@@ -201,13 +204,17 @@ class _Search:
         self.region_polys = np.asarray([r.polygon for r in regions], dtype=object)
         self.region_weights = np.asarray([r.weight for r in regions], dtype=float)
         self.weight_at = _weigher(regions)
+        self._masks: dict[int, np.ndarray] = {}
+
+    def _build_discs(self) -> None:
+        """The corner discs a route may bend around (only needed when it must bend)."""
         cx, cy, cr = [], [], []
         for core, radius in zip(self.cores, self.radii, strict=True):
             for x, y in _corners(core):
                 cx.append(x)
                 cy.append(y)
                 cr.append(radius)
-        free = [*(_ring(r.polygon) for r in regions), *self._exits()]
+        free = [*(_ring(r.polygon) for r in self.regions), *self._exits()]
         for xy in free:
             cx.extend(xy[:, 0])
             cy.extend(xy[:, 1])
@@ -215,7 +222,6 @@ class _Search:
         self.cx = np.asarray(cx, dtype=float)
         self.cy = np.asarray(cy, dtype=float)
         self.cr = np.asarray(cr, dtype=float)
-        self._masks: dict[int, np.ndarray] = {}
 
     def _exits(self) -> list[np.ndarray]:
         """Where a route starting or ending inside a region best leaves it for each edge.
@@ -346,6 +352,7 @@ class _Search:
         return cost, self._polyline(legs)
 
     def _astar(self, bound: float) -> tuple[float, list[_Leg]] | None:
+        self._build_discs()
         s, e = self.start, self.end
         # Discs that could be on a route within the bound (the rest still block).
         slack = (

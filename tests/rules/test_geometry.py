@@ -342,12 +342,6 @@ def test_documented_32mm_value() -> None:
     assert got == pytest.approx(1.7401574803149606, abs=1e-12)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="edge_distance documents 'error under 0.0005 in' for curved bases, but a 130 mm "
-    "round base measured against a rect across the middle of one of its 128-gon edges is "
-    "0.00077 in too far (r (1 - cos(pi/128)) with r = 2.559 in)",
-)
 def test_edge_distance_documented_error_holds_for_large_round_base() -> None:
     big = Base.round(130)  # r = 130 / 50.8 = 2.5590... in
     theta = math.pi / FINE_SEGMENTS  # the direction of a mid-edge of the round's polygon
@@ -372,12 +366,6 @@ def test_edge_distance_documented_error_holds_for_large_round_base() -> None:
             # small disc wholly inside the big one: 0.25 - 1 - 0.25 = -1.0 for two round
             # bases; an oval with equal axes is that same disc but measures about -0.5
             -1.0,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="overlap_depth caps at the contained disc's diameter: a 50.8 x 50.8 mm "
-                "oval (a circle) around a 12.7 mm round base 0.25 in off-centre gives "
-                "-0.4998, while the same two bases as rounds give -1.0",
-            ),
         ),
     ],
     ids=["apart", "shallow overlap", "rim", "contained"],
@@ -573,12 +561,6 @@ def test_overlap_depth_apart_is_zero() -> None:
     assert overlap_depth(a, b) == 0.0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="overlap_depth takes the short side of the minimum-AREA rectangle around the "
-    "intersection, which is not its narrowest width: deep overlaps of discs come out "
-    "too deep, and a disc wholly inside another comes out as its own diameter",
-)
 @pytest.mark.parametrize(
     ("d1", "d2", "centre_distance", "expected"),
     [
@@ -600,12 +582,6 @@ def test_overlap_depth_of_deeply_overlapping_discs(
     assert overlap_depth(big, other) == pytest.approx(expected, abs=1e-3)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the same overlap_depth flaw seen through edge_distance: a 27 mm round base "
-    "pressed 1 in from the centre of a 48 x 30 mm oval measures -0.4883, deeper than the "
-    "-0.4764 of the two discs of their half lengths (which contain the bases)",
-)
 def test_edge_distance_of_overlap_not_below_half_length_discs() -> None:
     # The round base's centre 1 in from the oval's at 1 rad, the oval turned 71 degrees.
     # Discs of radius 27/50.8 and 48/50.8 overlap by at most 0.5315 + 0.9449 - 1 = 0.4764,
