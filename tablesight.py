@@ -49,7 +49,6 @@ _NOT_YET = [
     ("detect", "Detect markers in images and report their table positions."),
     ("calibrate", "Calibrate the camera from ChArUco board views."),
     ("markers", "Write print-ready PDFs of ArUco markers or the ChArUco board."),
-    ("bench", "Measure detection and judging speed on this machine."),
 ]
 
 
@@ -93,6 +92,21 @@ def check(scenario: Path, as_json: bool) -> None:
         click.echo(json.dumps(verdict.to_dict(), indent=2))
     else:
         click.echo(render_verdict(loaded.ruleset.title, verdict))
+
+
+@main.command()
+@click.option("--seed", default=7, show_default=True, help="Seed of the generated table.")
+@click.option("--repeats", default=3, show_default=True, help="Times each move is judged.")
+def bench(seed: int, repeats: int) -> None:
+    """Measure how fast the referee judges moves on this machine.
+
+    A 60 x 44 in table with 40 terrain pieces and 100 models: one clear move, one move
+    that must detour, and all of them at once, against a baseline timed in the same run.
+    """
+    from rules.benchmark import report, run
+
+    click.echo("Judging moves (rules core), this machine:")
+    click.echo(report(run(seed=seed, repeats=repeats)))
 
 
 def render_verdict(title: str, verdict: Verdict) -> str:

@@ -77,18 +77,24 @@ class MoveField:
         self.difficult = ruleset.movement.difficult_factor(mover.keywords)
         start, end = mover.start, mover.pose
         self._items: list[_Lazy] = []
+        self._centres = np.zeros((0, 2))
+        self._radii = np.zeros(0)
         self.regions: list[Region] = []
         self._region_circles: list[tuple[XY, float]] = []
         zone_in = ruleset.zone.range_in if ruleset.zone else 0.0
         friendly_pass = ruleset.movement.pass_through == "friendly"
+        others, grows = [], []
         for other in scene.models:
             if other.id == mover.id:
                 continue
             blocks = not (friendly_pass and other.is_friend_of(mover))
-            grow = zone_in if other.id in zone_ids else (0.0 if blocks else None)
-            if grow is None:
-                continue
-            self._add_model(other, grow, start, end)
+            if other.id in zone_ids:
+                others.append(other)
+                grows.append(zone_in)
+            elif blocks:
+                others.append(other)
+                grows.append(0.0)
+        self._add_models(others, np.asarray(grows, dtype=float), start, end)
         self._terrain_reach = np.minimum(
             shapely.distance(scene.terrain_polygons, Point(start.xy)),
             shapely.distance(scene.terrain_polygons, Point(end.xy)),
@@ -98,25 +104,22 @@ class MoveField:
         if not ruleset.movement.may_leave_table:
             self._add_table_edges(scene.table.width_in, scene.table.depth_in)
 
-    def _add_model(self, other: Model, grow_in: float, start: Pose, end: Pose) -> None:
-        pose = other.pose
+    def _add_models(self, others: list[Model], grow_in: np.ndarray, start: Pose, end: Pose) -> None:
+        if not others:
+            return
+        xy = np.asarray([m.pose.xy for m in others], dtype=float)
+        reach = np.asarray([m.base.reach_in for m in others], dtype=float)
         radius = grow_in + self.r_in
-        # Grow it only as far as leaves the mover's start and end outside (a contact there).
+        # Grow each only as far as leaves the mover's start and end outside (a contact
+        # there); only the few models that close need the exact distance.
         for p in (start, end):
-            if p.distance_to(pose) - other.base.reach_in <= radius:
-                radius = min(radius, centre_to_base(other.base, pose, p.xy) - CONTACT_EPS_IN)
-        if radius <= 0.0:
-            return  # the mover's centre stands on that base: an overlap, judged elsewhere
-        kind = "zone" if grow_in > 0.0 else "model"
-        base = other.base
-
-        def build() -> Obstacle:
-            lower = None if base.shape != "oval" else base.core(pose, "inner")
-            return Obstacle(
-                other.id, base.core(pose, "outer"), radius + base.core_radius_in(), kind, lower
-            )
-
-        self._items.append(_Lazy(other.id, kind, pose.xy, base.reach_in + radius, build))
+            close = np.hypot(xy[:, 0] - p.x, xy[:, 1] - p.y) - reach <= radius
+            for k in np.flatnonzero(close):
+                m = others[k]
+                gap = centre_to_base(m.base, m.pose, p.xy) - CONTACT_EPS_IN
+                radius[k] = min(radius[k], gap)
+        for k in np.flatnonzero(radius > 0.0):  # else the mover stands on it: an overlap
+            self._items.append(_model_item(others[k], float(grow_in[k]), float(radius[k])))
 
     def _add_terrain(self, i: int, piece: Terrain, ruleset: Ruleset, scene: Scene) -> None:
         mover, tolerance_in = self.mover, scene.tolerance_in
@@ -179,12 +182,17 @@ class MoveField:
         self, start: XY, end: XY, bound_in: float
     ) -> tuple[list[Obstacle], list[Region], bool]:
         """Obstacles and regions that a path of at most ``bound_in`` could touch."""
-        kept, complete = [], True
-        for item in self._items:
-            if _in_ellipse(start, end, item.center, item.radius_in, bound_in):
-                kept.append(item.get())
-            else:
-                complete = False
+        if len(self._centres) != len(self._items):
+            self._centres = np.asarray([item.center for item in self._items], dtype=float)
+            self._radii = np.asarray([item.radius_in for item in self._items], dtype=float)
+        inside = (
+            np.hypot(self._centres[:, 0] - start[0], self._centres[:, 1] - start[1])
+            + np.hypot(self._centres[:, 0] - end[0], self._centres[:, 1] - end[1])
+            - 2.0 * self._radii
+            <= bound_in
+        )
+        kept = [self._items[k].get() for k in np.flatnonzero(inside)]
+        complete = bool(inside.all())
         regions = []
         for region, (centre, radius) in zip(self.regions, self._region_circles, strict=True):
             if _in_ellipse(start, end, centre, radius, bound_in):
@@ -203,6 +211,20 @@ class MoveField:
             for item in self._items
             if item.kind == "zone" and line.distance(Point(item.center)) <= item.radius_in
         }
+
+
+def _model_item(other: Model, grow_in: float, radius: float) -> _Lazy:
+    """A model as an obstacle of the given radius, built when a search first needs it."""
+    kind = "zone" if grow_in > 0.0 else "model"
+    base, pose = other.base, other.pose
+
+    def build() -> Obstacle:
+        lower = None if base.shape != "oval" else base.core(pose, "inner")
+        return Obstacle(
+            other.id, base.core(pose, "outer"), radius + base.core_radius_in(), kind, lower
+        )
+
+    return _Lazy(other.id, kind, pose.xy, base.reach_in + radius, build)
 
 
 def _const(obstacle: Obstacle) -> Callable[[], Obstacle]:
