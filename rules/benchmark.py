@@ -7,15 +7,19 @@ ground) and 100 models in units of five. Three timings:
 * a detour: one model's straight line is blocked by terrain or models;
 * the whole table: all 100 models moved at once.
 
+The baseline is the least any judge must do for one move: the edge-to-edge distance
+from the mover to every other model (for the whole table: that, for every mover).
+Timings on a shared machine drift; each case sample is timed right after a baseline
+sample, and the ratio of the two is the figure that travels between machines.
+
 Moves are chosen one after another, as a phase is played, and a single move is
 judged against the table as it stood then (earlier movers at their new places).
 
-The baseline, timed in the same run, is the least any judge must do for one move:
-the edge-to-edge distance from the mover to every other model.
 """
 
 from __future__ import annotations
 
+import gc
 import math
 import random
 import statistics
@@ -43,12 +47,25 @@ class Timing:
     p95_ms: float
     max_ms: float
     goal_ms: float | None = None
+    #: Median over samples of (this sample / the baseline sample timed just before it).
+    ratio: float = 1.0
 
     @classmethod
-    def of(cls, name: str, samples_s: list[float], goal_ms: float | None = None) -> Timing:
+    def of(
+        cls,
+        name: str,
+        samples_s: list[float],
+        goal_ms: float | None = None,
+        baseline_s: list[float] | None = None,
+    ) -> Timing:
         ms = sorted(s * 1000.0 for s in samples_s)
         p95 = ms[min(len(ms) - 1, math.ceil(0.95 * len(ms)) - 1)]
-        return cls(name, len(ms), statistics.median(ms), p95, ms[-1], goal_ms)
+        ratio = (
+            statistics.median(c / b for c, b in zip(samples_s, baseline_s, strict=True))
+            if baseline_s
+            else 1.0
+        )
+        return cls(name, len(ms), statistics.median(ms), p95, ms[-1], goal_ms, ratio)
 
 
 def crowded_table(seed: int = 7) -> tuple[Scene, Ruleset]:
@@ -127,9 +144,14 @@ def _moves(scene: Scene, rng: random.Random) -> tuple[list[Model], list[Model]]:
 
 
 def _time(fn: Callable[[], object]) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
+    """Seconds for one call, with the garbage collector held off as ``timeit`` does."""
+    gc.disable()
+    try:
+        t0 = time.perf_counter()
+        fn()
+        return time.perf_counter() - t0
+    finally:
+        gc.enable()
 
 
 def run(seed: int = 7, repeats: int = 3) -> list[Timing]:
@@ -151,28 +173,32 @@ def run(seed: int = 7, repeats: int = 3) -> list[Timing]:
     def baseline(moved: Model) -> Callable[[], object]:
         return lambda: [edge_distance(moved.base, moved.pose, m.base, m.pose) for m in scene.models]
 
+    # Each sample of a case is timed right after a baseline sample, so that both see the
+    # machine in the same state; the ratio column is the median of those pairs.
+    def paired(cases: list[Model]) -> tuple[list[float], list[float]]:
+        base, case = [], []
+        for m in cases * repeats:
+            base.append(_time(baseline(m)))
+            case.append(_time(one(m)))
+        return base, case
+
+    clear_base, clear_times = paired(clear)
+    detour_base, detour_times = paired(detour)
+    whole, whole_base = [], []
+    for _ in range(repeats):
+        whole_base.append(sum(_time(baseline(m)) for m in by_id.values()))
+        whole.append(_time(lambda: Referee(everything, ruleset).judge()))
     results = [
-        Timing.of(
-            "baseline: distances to all models", [_time(baseline(m)) for m in clear * repeats]
-        ),
-        Timing.of(
-            f"clear move ({len(clear)} models)", [_time(one(m)) for m in clear * repeats], 2.0
-        ),
-        Timing.of(
-            f"detour ({len(detour)} models)", [_time(one(m)) for m in detour * repeats], 20.0
-        ),
-        Timing.of(
-            f"all {len(by_id)} moved at once",
-            [_time(lambda: Referee(everything, ruleset).judge()) for _ in range(repeats)],
-            300.0,
-        ),
+        Timing.of("baseline: distances to all models", clear_base),
+        Timing.of(f"clear move ({len(clear)} models)", clear_times, 2.0, clear_base),
+        Timing.of(f"detour ({len(detour)} models)", detour_times, 20.0, detour_base),
+        Timing.of(f"all {len(by_id)} moved at once", whole, 300.0, whole_base),
     ]
     return results
 
 
 def report(timings: list[Timing]) -> str:
-    """The figures as a table; ratios are to the baseline's median, timed in the same run."""
-    base = timings[0].p50_ms
+    """The figures as a table; ratios are to baseline samples timed alongside."""
     lines = [
         f"{'case':<36}{'n':>5}{'p50 ms':>10}{'p95 ms':>10}{'max ms':>10}{'x base':>9}  goal (p95)"
     ]
@@ -184,6 +210,6 @@ def report(timings: list[Timing]) -> str:
         )
         lines.append(
             f"{t.name:<36}{t.n:>5}{t.p50_ms:>10.2f}{t.p95_ms:>10.2f}{t.max_ms:>10.2f}"
-            f"{t.p50_ms / base:>9.1f}  {goal}"
+            f"{t.ratio:>9.1f}  {goal}"
         )
     return "\n".join(lines)

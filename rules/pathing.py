@@ -198,8 +198,16 @@ class _Search:
         self.end = np.asarray(end, dtype=float)
         self.cores = np.asarray([o.core_for(lower) for o in obstacles], dtype=object)
         self.radii = np.asarray([o.radius_in for o in obstacles], dtype=float)
-        self.tree = shapely.STRtree(self.cores)
-        self.max_r = float(self.radii.max()) if len(self.radii) else 0.0
+        # Round obstacles (a point grown by a radius) are checked with plain arithmetic;
+        # polygons through shapely.
+        is_point = np.asarray([isinstance(c, Point) for c in self.cores], dtype=bool)
+        self.px = np.asarray([c.x for c in self.cores[is_point]], dtype=float)
+        self.py = np.asarray([c.y for c in self.cores[is_point]], dtype=float)
+        self.pr = self.radii[is_point]
+        self.poly_cores = self.cores[~is_point]
+        self.poly_radii = self.radii[~is_point]
+        self.tree = shapely.STRtree(self.poly_cores)
+        self.max_r = float(self.poly_radii.max()) if len(self.poly_radii) else 0.0
         self.regions = regions
         self.region_polys = np.asarray([r.polygon for r in regions], dtype=object)
         self.region_weights = np.asarray([r.weight for r in regions], dtype=float)
@@ -258,24 +266,36 @@ class _Search:
     def blocked(self, p: np.ndarray, q: np.ndarray) -> np.ndarray:
         """Which segments p[i]-q[i] pass into an obstacle."""
         bad = np.zeros(len(p), dtype=bool)
-        if not len(self.cores) or not len(p):
+        if not len(p):
             return bad
-        segs = shapely.linestrings(np.stack([p, q], axis=1))
+        if len(self.px):
+            # Distance from each round obstacle's centre to each segment.
+            d = q - p
+            length2 = np.maximum(np.einsum("ij,ij->i", d, d), 1e-300)
+            wx = self.px[None, :] - p[:, 0:1]
+            wy = self.py[None, :] - p[:, 1:2]
+            t = np.clip((wx * d[:, 0:1] + wy * d[:, 1:2]) / length2[:, None], 0.0, 1.0)
+            gap = np.hypot(wx - t * d[:, 0:1], wy - t * d[:, 1:2])
+            bad |= (gap < self.pr[None, :] - GRAZE_IN).any(axis=1)
+        if not len(self.poly_cores):
+            return bad
+        todo = np.flatnonzero(~bad)
+        segs = shapely.linestrings(np.stack([p[todo], q[todo]], axis=1))
         # (GEOS's dwithin matches nothing at distance 0, hence the nudge.)
         si, oi = self.tree.query(segs, predicate="dwithin", distance=self.max_r + 1e-9)
         if not len(si):
             return bad
-        r = self.radii[oi]
+        r = self.poly_radii[oi]
         grown = r > GRAZE_IN
         hit = np.zeros(len(si), dtype=bool)
         if grown.any():
-            d = shapely.distance(segs[si[grown]], self.cores[oi[grown]])
-            hit[grown] = d < r[grown] - GRAZE_IN
+            dist = shapely.distance(segs[si[grown]], self.poly_cores[oi[grown]])
+            hit[grown] = dist < r[grown] - GRAZE_IN
         if (~grown).any():
             hit[~grown] = shapely.relate_pattern(
-                segs[si[~grown]], self.cores[oi[~grown]], "T********"
+                segs[si[~grown]], self.poly_cores[oi[~grown]], "T********"
             )
-        bad[si[hit]] = True
+        bad[todo[si[hit]]] = True
         return bad
 
     def mask(self, disc: int) -> np.ndarray:
@@ -288,14 +308,18 @@ class _Search:
                     self.cy[disc] + self.cr[disc] * np.sin(angles),
                 ]
             )
-            points = shapely.points(pts)
             bad = np.zeros(ARC_SAMPLES, dtype=bool)
-            pi, oi = self.tree.query(points, predicate="dwithin", distance=self.max_r + 1e-9)
-            if len(pi):
-                d = shapely.distance(points[pi], self.cores[oi])
-                r = self.radii[oi]
-                hit = np.where(r > GRAZE_IN, d < r - 1e-6, False)
-                bad[pi[hit]] = True
+            if len(self.px):
+                gap = np.hypot(pts[:, 0:1] - self.px[None, :], pts[:, 1:2] - self.py[None, :])
+                bad |= (gap < self.pr[None, :] - 1e-6).any(axis=1)
+            if len(self.poly_cores):
+                points = shapely.points(pts)
+                pi, oi = self.tree.query(points, predicate="dwithin", distance=self.max_r + 1e-9)
+                if len(pi):
+                    d = shapely.distance(points[pi], self.poly_cores[oi])
+                    r = self.poly_radii[oi]
+                    hit = np.where(r > GRAZE_IN, d < r - 1e-6, False)
+                    bad[pi[hit]] = True
             self._masks[disc] = np.concatenate([[0], np.cumsum(np.concatenate([bad, bad]))])
         return self._masks[disc]
 
