@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 if TYPE_CHECKING:
-    from rules.judge import Verdict
+    from rules.verdict import Verdict
 
 __version__ = "0.1.0"
 
@@ -80,14 +80,14 @@ def check(scenario: Path, as_json: bool) -> None:
     verdict, 2 when the file is malformed.
     """
     from rules.errors import InputError
-    from rules.judge import Referee
+    from rules.referee import referee_for
     from rules.scenario import Scenario
 
     try:
         loaded = Scenario.from_file(scenario)
     except InputError as exc:
         fail(str(exc))
-    verdict = Referee(loaded.scene, loaded.ruleset).judge()
+    verdict = referee_for(loaded.scene, loaded.ruleset).judge()
     if as_json:
         click.echo(json.dumps(verdict.to_dict(), indent=2))
     else:
@@ -103,10 +103,12 @@ def bench(seed: int, repeats: int) -> None:
     A 60 x 44 in table with 40 terrain pieces and 100 models: one clear move, one move
     that must detour, and all of them at once, against a baseline timed in the same run.
     """
-    from rules.benchmark import report, run
+    from rules.benchmark import report, run, run_grid
 
-    click.echo("Judging moves (rules core), this machine:")
+    click.echo("Judging moves in inches (rules core), this machine:")
     click.echo(report(run(seed=seed, repeats=repeats)))
+    click.echo("\nJudging moves in squares (Battlestations), this machine:")
+    click.echo(report(run_grid(seed=seed)))
 
 
 def render_verdict(title: str, verdict: Verdict) -> str:

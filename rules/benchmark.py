@@ -7,6 +7,8 @@ ground) and 100 models in units of five. Three timings:
 * a detour: one model's straight line is blocked by terrain or models;
 * the whole table: all 100 models moved at once.
 
+For the square-grid game (``run_grid``): a 60 x 40 square deck with 30 characters.
+
 The baseline is the least any judge must do for one move: the edge-to-edge distance
 from the mover to every other model (for the whole table: that, for every mover).
 Timings on a shared machine drift; each case sample is timed right after a baseline
@@ -30,6 +32,7 @@ from dataclasses import dataclass, replace
 from shapely.geometry import LineString, Point, Polygon, box
 
 from rules.geometry import Base, Pose, edge_distance
+from rules.grid import Grid
 from rules.judge import Referee
 from rules.ruleset import Ruleset, load_ruleset
 from rules.scene import Model, Scene, Table, Terrain
@@ -195,6 +198,81 @@ def run(seed: int = 7, repeats: int = 3) -> list[Timing]:
         Timing.of(f"all {len(by_id)} moved at once", whole, 300.0, whole_base),
     ]
     return results
+
+
+def ship_deck(seed: int = 7) -> tuple[Scene, Ruleset]:
+    """A 60 x 40 square deck (1 in squares) with bulkheads, slagged modules, barrels, an
+    outside strip and 30 characters of two crews, each given a move of 2-8 squares."""
+    rng = random.Random(seed)
+    ruleset = load_ruleset("battlestations")
+    terrain: list[Terrain] = []
+
+    def cells(name: str, c0: int, r0: int, c1: int, r1: int, *keywords: str) -> None:
+        terrain.append(Terrain(name, box(c0, r0, c1, r1), 0.0, frozenset(keywords)))
+
+    for k, c in enumerate(range(8, 56, 8)):  # bulkheads with a 2-square gap each
+        gap = rng.randrange(2, 36)
+        cells(f"bulkhead-{k}a", c, 0, c + 1, gap, "wall")
+        cells(f"bulkhead-{k}b", c, gap + 2, c + 1, 38, "wall")
+    for k in range(4):
+        c, r = rng.randrange(0, 50), rng.randrange(0, 30)
+        cells(f"slag-{k}", c, r, c + 6, r + 6, "slagged")
+    for k in range(10):
+        c, r = rng.randrange(0, 60), rng.randrange(0, 38)
+        cells(f"barrel-{k}", c, r, c + 1, r + 1, "barrel")
+    cells("space", 0, 38, 60, 40, "outside")
+    taken: set[tuple[int, int]] = set()
+    models: list[Model] = []
+    while len(models) < 30:
+        c, r = rng.randrange(0, 60), rng.randrange(0, 38)
+        if (c, r) in taken or any(t.polygon.contains(Point(c + 0.5, r + 0.5)) for t in terrain):
+            continue
+        taken.add((c, r))
+        i = len(models)
+        action = ("move", "move_as_action", "jet")[i % 3]
+        dc, dr = rng.randint(-5, 5), rng.randint(-5, 5)
+        end = Pose(min(max(c + dc, 0), 59) + 0.5, min(max(r + dr, 0), 37) + 0.5)
+        models.append(
+            Model(
+                id=f"c{i:02d}",
+                side="crew" if i % 2 else "pirates",
+                unit=f"c{i:02d}",
+                base=Base.round(25.0),
+                movement_in=0.0,
+                start=Pose(c + 0.5, r + 0.5),
+                end=end,
+                keywords=frozenset({"jetpack"} if action == "jet" else ()),
+                action=action,
+                move_squares=rng.randint(2, 6),
+            )
+        )
+    scene = Scene(Table(60.0, 40.0), tuple(models), tuple(terrain), grid=Grid())
+    return scene, ruleset
+
+
+def run_grid(seed: int = 7, repeats: int = 20) -> list[Timing]:
+    """Judging all 30 characters of ``ship_deck`` at once, against a baseline of counting
+    their Manhattan distances (what a judge that ignores walls and costs would do)."""
+    from rules.grid import GridReferee
+
+    scene, ruleset = ship_deck(seed)
+    grid = scene.grid or Grid()
+
+    def manhattan() -> int:
+        total = 0
+        for m in scene.models:
+            (c0, r0), (c1, r1) = grid.square_of(*m.start.xy), grid.square_of(*m.pose.xy)
+            total += abs(c1 - c0) + abs(r1 - r0)
+        return total
+
+    base, times = [], []
+    for _ in range(repeats):
+        base.append(_time(manhattan))
+        times.append(_time(lambda: GridReferee(scene, ruleset).judge()))
+    return [
+        Timing.of("baseline: Manhattan counts for all", base),
+        Timing.of("all 30 characters judged", times, 20.0, base),
+    ]
 
 
 def report(timings: list[Timing]) -> str:

@@ -9,7 +9,6 @@ function below; what differs between games is data in ``rules/games/*.toml``.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import shapely
@@ -21,91 +20,7 @@ from rules.geometry import Pose, edge_distance, gap_lower_bound, overlap_depth
 from rules.pathing import Path, shortest_path
 from rules.ruleset import ActionRules, Ruleset
 from rules.scene import Model, Scene
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One thing the referee flags: which rule, which model, the numbers and why."""
-
-    rule: str
-    model: str
-    message: str
-    other: str | None = None
-    measured: float | None = None
-    limit: float | None = None
-
-    def to_dict(self) -> dict[str, object]:
-        out = asdict(self)
-        for key in ("measured", "limit"):
-            if out[key] is not None:
-                out[key] = round(out[key], 3)
-        return {k: out[k] for k in ("rule", "model", "other", "measured", "limit", "message")}
-
-
-@dataclass(frozen=True)
-class MoveReport:
-    """What was measured for one model's move, in inches."""
-
-    action: str
-    allowance: float
-    straight: float
-    shortest_path: float | None
-    shortest_path_bounds: tuple[float, float] | None
-    route: tuple[tuple[float, float], ...] = ()
-
-    def to_dict(self) -> dict[str, object]:
-        bounds = self.shortest_path_bounds
-        return {
-            "action": self.action,
-            "allowance": round(self.allowance, 3),
-            "straight": round(self.straight, 3),
-            "shortest_path": None if self.shortest_path is None else round(self.shortest_path, 3),
-            "shortest_path_bounds": None if bounds is None else [round(b, 4) for b in bounds],
-        }
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The referee's answer for a set of moves."""
-
-    violations: tuple[Finding, ...] = ()
-    advisories: tuple[Finding, ...] = ()
-    moves: dict[str, MoveReport] = field(default_factory=dict)
-
-    @property
-    def legal(self) -> bool:
-        return not self.violations
-
-    def rules(self) -> list[str]:
-        return [f.rule for f in self.violations]
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "legal": self.legal,
-            "violations": [f.to_dict() for f in self.violations],
-            "advisories": [f.to_dict() for f in self.advisories],
-            "moves": {k: v.to_dict() for k, v in self.moves.items()},
-        }
-
-
-#: Lengths computed to the last bit can land a hair past a limit they meet exactly.
-FLOAT_EPS_IN = 1e-9
-
-
-def _in(x: float) -> str:
-    return f'{x:.2f}"'
-
-
-class _Findings:
-    def __init__(self) -> None:
-        self.violations: list[Finding] = []
-        self.advisories: list[Finding] = []
-
-    def flag(self, rule: str, model: str, message: str, **numbers: object) -> None:
-        self.violations.append(Finding(rule, model, message, **numbers))  # type: ignore[arg-type]
-
-    def advise(self, rule: str, model: str, message: str, **numbers: object) -> None:
-        self.advisories.append(Finding(rule, model, message, **numbers))  # type: ignore[arg-type]
+from rules.verdict import FLOAT_EPS_IN, Findings, MoveReport, Verdict, inches
 
 
 class Referee:
@@ -131,7 +46,7 @@ class Referee:
         return self._judge([model_id])
 
     def _judge(self, ids: list[str]) -> Verdict:
-        out = _Findings()
+        out = Findings()
         self._batch = frozenset(ids)
         moves: dict[str, MoveReport] = {}
         for model_id in ids:
@@ -144,7 +59,7 @@ class Referee:
 
     # -- one move -----------------------------------------------------------------------
 
-    def _judge_move(self, mover: Model, out: _Findings) -> MoveReport:
+    def _judge_move(self, mover: Model, out: Findings) -> MoveReport:
         action = self.rules.action(mover.action)
         if action is None:
             known = ", ".join(sorted(self.rules.actions))
@@ -181,7 +96,7 @@ class Referee:
             allowance = min(allowance, action.max_in)
         return allowance
 
-    def _check_action(self, mover: Model, action: ActionRules, out: _Findings) -> bool:
+    def _check_action(self, mover: Model, action: ActionRules, out: Findings) -> bool:
         """Flag what is wrong with the declaration; False if the model may not take the action.
 
         A target out of range or behind an interposing enemy is a wrong choice of target,
@@ -225,8 +140,8 @@ class Referee:
                 out.flag(
                     rule,
                     mover.id,
-                    f"{target.id} was {_in(gap)} away when the {mover.action} was declared; "
-                    f"the most is {_in(action.target_range_in)}",
+                    f"{target.id} was {inches(gap)} away when the {mover.action} was declared; "
+                    f"the most is {inches(action.target_range_in)}",
                     other=target.id,
                     measured=gap,
                     limit=action.target_range_in,
@@ -332,7 +247,7 @@ class Referee:
             return {m.id for m in sources}
         return set()
 
-    def _zones_at_end(self, mover: Model, action: ActionRules, out: _Findings) -> None:
+    def _zones_at_end(self, mover: Model, action: ActionRules, out: Findings) -> None:
         zone = self.rules.zone
         if zone is not None and zone.friendly_entry == "ramming":
             for other in self.nearby(mover, zone.range_in):
@@ -342,7 +257,7 @@ class Referee:
                         out.advise(
                             "ramming",
                             mover.id,
-                            f"{mover.id} ended {_in(gap)} from friendly {other.id}: "
+                            f"{mover.id} ended {inches(gap)} from friendly {other.id}: "
                             f"both roll a D6 against Integrity (Ramming Maneuver)",
                             other=other.id,
                             measured=gap,
@@ -362,8 +277,8 @@ class Referee:
                     out.flag(
                         "charge",
                         mover.id,
-                        f"{mover.id}'s charge made no base contact yet ended {_in(gap)} from "
-                        f"{other.id}: it must stop {_in(action.stop_short_in or 0.0)} away",
+                        f"{mover.id}'s charge made no base contact yet ended {inches(gap)} from "
+                        f"{other.id}: it must stop {inches(action.stop_short_in or 0.0)} away",
                         other=other.id,
                         measured=gap,
                         limit=action.stop_short_in,
@@ -372,8 +287,8 @@ class Referee:
                     out.flag(
                         "control_zone",
                         mover.id,
-                        f"{mover.id} ended {_in(gap)} from {other.id}, inside its "
-                        f"{_in(zone.range_in)} zone",
+                        f"{mover.id} ended {inches(gap)} from {other.id}, inside its "
+                        f"{inches(zone.range_in)} zone",
                         other=other.id,
                         measured=gap,
                         limit=zone.range_in,
@@ -388,8 +303,8 @@ class Referee:
                     out.flag(
                         mover.action,
                         mover.id,
-                        f"{mover.id} must end its {mover.action} more than {_in(clear)} from "
-                        f"every enemy; it is {_in(gap)} from {other.id}",
+                        f"{mover.id} must end its {mover.action} more than {inches(clear)} from "
+                        f"every enemy; it is {inches(gap)} from {other.id}",
                         other=other.id,
                         measured=gap,
                         limit=clear,
@@ -404,7 +319,7 @@ class Referee:
         return shortest_path(mover.start.xy, mover.pose.xy, field_, bound_in=bound_in), field_
 
     def _movement(
-        self, mover: Model, action: ActionRules, allowance: float, out: _Findings
+        self, mover: Model, action: ActionRules, allowance: float, out: Findings
     ) -> MoveReport:
         straight = mover.start.distance_to(mover.pose)
         if not mover.moved:
@@ -430,8 +345,8 @@ class Referee:
             out.advise(
                 "close_call",
                 mover.id,
-                f"{mover.id} moved {_in(legal.lower_in + climb)} to "
-                f"{_in(legal.length_in + climb)} of its {_in(allowance)}: too close to call",
+                f"{mover.id} moved {inches(legal.lower_in + climb)} to "
+                f"{inches(legal.length_in + climb)} of its {inches(allowance)}: too close to call",
                 measured=legal.length_in + climb,
                 limit=allowance,
             )
@@ -441,13 +356,13 @@ class Referee:
         if through is not None:
             crossed = _zones_crossed(through, field_)
             other = crossed[0] if crossed else None
-            how = _in(legal.length_in + climb) if legal is not None else "impossible"
+            how = inches(legal.length_in + climb) if legal is not None else "impossible"
             zone_in = self.rules.zone.range_in if self.rules.zone else 0.0
             out.flag(
                 "control_zone",
                 mover.id,
-                f"{mover.id} could only reach its end within {_in(allowance)} by passing "
-                f"within {_in(zone_in)} of {other or 'a model'}; keeping clear it is {how}",
+                f"{mover.id} could only reach its end within {inches(allowance)} by passing "
+                f"within {inches(zone_in)} of {other or 'a model'}; keeping clear it is {how}",
                 other=other,
                 measured=None if legal is None else legal.length_in + climb,
                 limit=allowance,
@@ -465,8 +380,8 @@ class Referee:
             out.flag(
                 "charge" if mover.action == "charge" else "movement",
                 mover.id,
-                f"{mover.id}'s shortest legal path is longer than {_in(cap)}; "
-                f"its {mover.action} allows {_in(allowance)}",
+                f"{mover.id}'s shortest legal path is longer than {inches(cap)}; "
+                f"its {mover.action} allows {inches(allowance)}",
                 measured=cap,
                 limit=allowance,
             )
@@ -476,8 +391,8 @@ class Referee:
         out.flag(
             "charge" if charge else "movement",
             mover.id,
-            f"{mover.id} moved {_in(best.length_in + climb)} by the shortest legal path; "
-            f"its {what} allows {_in(allowance)}",
+            f"{mover.id} moved {inches(best.length_in + climb)} by the shortest legal path; "
+            f"its {what} allows {inches(allowance)}",
             measured=best.length_in + climb,
             limit=allowance,
         )
@@ -490,7 +405,7 @@ class Referee:
 
     # -- where it ended -----------------------------------------------------------------
 
-    def _end_position(self, mover: Model, out: _Findings) -> None:
+    def _end_position(self, mover: Model, out: Findings) -> None:
         table = self.scene.table
         x0, y0, x1, y1 = mover.base.footprint(mover.pose).bounds
         beyond = max(-x0, -y0, x1 - table.width_in, y1 - table.depth_in)
@@ -498,7 +413,7 @@ class Referee:
             out.flag(
                 "off_table",
                 mover.id,
-                f"{mover.id}'s base is {_in(beyond)} beyond the table edge",
+                f"{mover.id}'s base is {inches(beyond)} beyond the table edge",
                 measured=beyond,
                 limit=0.0,
             )
@@ -510,7 +425,7 @@ class Referee:
                 out.flag(
                     "base_overlap",
                     mover.id,
-                    f"{mover.id}'s base overlaps {other.id}'s by {_in(-gap)}",
+                    f"{mover.id}'s base overlaps {other.id}'s by {inches(-gap)}",
                     other=other.id,
                     measured=-gap,
                     limit=0.0,
@@ -528,7 +443,7 @@ class Referee:
                     out.flag(
                         "base_overlap",
                         mover.id,
-                        f"{mover.id}'s base is {_in(depth)} inside terrain {piece.id}",
+                        f"{mover.id}'s base is {inches(depth)} inside terrain {piece.id}",
                         other=piece.id,
                         measured=depth,
                         limit=0.0,
@@ -544,7 +459,7 @@ class Referee:
     # -- consequences -------------------------------------------------------------------
 
     def _action_consequences(
-        self, mover: Model, action: ActionRules, report: MoveReport, out: _Findings
+        self, mover: Model, action: ActionRules, report: MoveReport, out: Findings
     ) -> None:
         target = self.scene.get(mover.target)
         if action.advisory:
@@ -567,7 +482,7 @@ class Referee:
                 out.advise(
                     "charge",
                     mover.id,
-                    f"{mover.id}'s charge failed: it ended {_in(gap)} from {target.id}",
+                    f"{mover.id}'s charge failed: it ended {inches(gap)} from {target.id}",
                     other=target.id,
                     measured=gap,
                     limit=zone,
@@ -589,9 +504,7 @@ class Referee:
 
     # -- charges ------------------------------------------------------------------------
 
-    def _interposing(
-        self, mover: Model, target: Model, action: ActionRules, out: _Findings
-    ) -> None:
+    def _interposing(self, mover: Model, target: Model, action: ActionRules, out: Findings) -> None:
         """A different enemy the route to the target must pass within the zone of first."""
         zone_in = self.rules.zone.range_in if self.rules.zone else 1.0
         others = [
@@ -624,7 +537,7 @@ class Referee:
         out.flag(
             "charge",
             mover.id,
-            f"{first} interposes: the route to {target.id} passes within {_in(zone_in)} of "
+            f"{first} interposes: the route to {target.id} passes within {inches(zone_in)} of "
             f"{first} first, so {first} must be the target",
             other=first,
         )
@@ -652,7 +565,7 @@ class Referee:
 
     # -- coherency ----------------------------------------------------------------------
 
-    def _coherency(self, side: str, unit: str, out: _Findings) -> None:
+    def _coherency(self, side: str, unit: str, out: Findings) -> None:
         rules = self.rules.coherency
         members = [m for m in self.scene.models if m.side == side and m.unit == unit]
         if rules is None or len(members) < 2:
@@ -675,7 +588,7 @@ class Referee:
                 "coherency",
                 members[i].id,
                 f"{members[i].id} is out of coherency: its nearest unit-mate {members[j].id} "
-                f"is {_in(gap[i][j])} away (range {_in(rules.range_in)})",
+                f"is {inches(gap[i][j])} away (range {inches(rules.range_in)})",
                 other=members[j].id,
                 measured=gap[i][j],
                 limit=rules.range_in,
@@ -691,8 +604,8 @@ class Referee:
                 report(
                     "coherency",
                     members[i].id,
-                    f"unit {unit} is split: {members[i].id}'s group is {_in(gap[i][j])} from "
-                    f"the rest (nearest {members[j].id}, range {_in(rules.range_in)})",
+                    f"unit {unit} is split: {members[i].id}'s group is {inches(gap[i][j])} from "
+                    f"the rest (nearest {members[j].id}, range {inches(rules.range_in)})",
                     other=members[j].id,
                     measured=gap[i][j],
                     limit=rules.range_in,

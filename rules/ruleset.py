@@ -3,7 +3,7 @@
 >>> load_ruleset("necromunda").zone.range_in
 1.0
 >>> available()
-['cosmic-combat', 'cosmic-combat-revised', 'necromunda', 'trench-crusade']
+['battlestations', 'cosmic-combat', 'cosmic-combat-revised', 'necromunda', 'trench-crusade']
 """
 
 from __future__ import annotations
@@ -106,6 +106,31 @@ class ActionRules(_Strict):
     allowed_when_engaged: bool = False
 
 
+class GridRules(_Strict):
+    """Movement square by square (rules text 002)."""
+
+    #: Side of a square in inches, unless the table's grid says otherwise.
+    square_in: float = Field(1.0, gt=0)
+    slagged_cost: int = Field(2, ge=1)
+    outside_extra: int = Field(1, ge=0)
+    magboots_activation: int = Field(1, ge=0)
+    jet_squares: int = Field(10, ge=1)
+    #: Any of these lets a character jet (equipment or species).
+    jet_keywords: list[str] = ["jetpack", "avianoid", "whistler"]
+    #: Move actions when moving as the action too, by species keyword; ``default`` else.
+    move_actions: dict[str, int] = Field(default_factory=lambda: {"default": 2})
+    run_difficulty: int = 11
+    run_step: int = 3
+    #: Statuses of a character who no longer occupies a square for "may not end there".
+    unconscious_status: list[str] = ["unconscious", "out_of_action"]
+
+    def moves_as_action(self, keywords: frozenset[str]) -> int:
+        for keyword, count in self.move_actions.items():
+            if keyword != "default" and keyword in keywords:
+                return count
+        return self.move_actions.get("default", 2)
+
+
 class Ruleset(_Strict):
     """Everything the referee needs to know about one game's movement rules."""
 
@@ -115,6 +140,7 @@ class Ruleset(_Strict):
     movement: MovementRules = MovementRules()
     zone: ZoneRules | None = None
     coherency: CoherencyRules | None = None
+    grid: GridRules | None = None
     actions: dict[str, ActionRules]
 
     def action(self, name: str) -> ActionRules | None:

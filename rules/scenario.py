@@ -15,6 +15,7 @@ from shapely.geometry import Polygon
 
 from rules.errors import InputError, from_validation
 from rules.geometry import Base, Pose
+from rules.grid import Grid
 from rules.ruleset import Ruleset, load_ruleset
 from rules.scene import Model, Scene, Table, Terrain
 
@@ -66,6 +67,21 @@ class TerrainIn(_Strict):
         return value
 
 
+class GridIn(_Strict):
+    """Where a game's squares lie: a square corner's table position, rotation, side."""
+
+    square_in: Annotated[float, Field(gt=0)] = 1.0
+    origin: tuple[float, float] = (0.0, 0.0)
+    angle: float = 0.0
+
+
+class RunIn(_Strict):
+    """A run: the Athletics check result, and how many extra squares it was made for."""
+
+    check: int
+    extra: Annotated[int, Field(ge=1)] = 1
+
+
 class ModelIn(_Strict):
     note: str = ""
     id: str
@@ -80,6 +96,8 @@ class ModelIn(_Strict):
     action: str = "move"
     target: str | None = None
     roll: int | None = None
+    ooc: Annotated[int, Field(ge=0)] = 0
+    run: RunIn | None = None
 
 
 class ScenarioIn(_Strict):
@@ -88,6 +106,7 @@ class ScenarioIn(_Strict):
     table: TableIn
     terrain: list[TerrainIn] = []
     tolerance: Inches = 0.05
+    grid: GridIn | None = None
     models: list[ModelIn]
 
 
@@ -145,6 +164,19 @@ def _scene(spec: ScenarioIn, ruleset: Ruleset, source: str) -> Scene:
         if m.target == m.id:
             raise InputError(f"{where}.target: a model cannot target itself")
         action = ruleset.action(m.action)
+        if ruleset.grid is not None:
+            if m.movement != int(m.movement):
+                raise InputError(
+                    f"{where}.movement: {ruleset.name} moves in whole squares, got {m.movement}"
+                )
+            if m.action == "run" and m.run is None:
+                raise InputError(
+                    f"{where}.run: a run needs the Athletics check, e.g. "
+                    '{"check": 12, "extra": 1}'
+                )
+        elif m.ooc or m.run is not None:
+            key = "ooc" if m.ooc else "run"
+            raise InputError(f"{where}.{key}: only square-grid games use it, not {ruleset.name}")
         if action is not None:
             if action.target == "enemy" and m.target is None:
                 raise InputError(f"{where}.target: a {m.action} needs a target model id")
@@ -172,9 +204,21 @@ def _scene(spec: ScenarioIn, ruleset: Ruleset, source: str) -> Scene:
                 action=m.action,
                 target=m.target,
                 roll=m.roll,
+                move_squares=int(m.movement) if ruleset.grid is not None else 0,
+                ooc=m.ooc,
+                run_check=None if m.run is None else m.run.check,
+                run_extra=1 if m.run is None else m.run.extra,
             )
         )
     terrain = tuple(
         Terrain(t.id, Polygon(t.polygon), t.height, frozenset(t.keywords)) for t in spec.terrain
     )
-    return Scene(Table(spec.table.width, spec.table.depth), tuple(models), terrain, spec.tolerance)
+    grid = None
+    if ruleset.grid is not None:
+        g = spec.grid or GridIn(square_in=ruleset.grid.square_in)
+        grid = Grid(g.square_in, g.origin, g.angle)
+    elif spec.grid is not None:
+        raise InputError(f"{source}: grid: {ruleset.name} is not played on a square grid")
+    return Scene(
+        Table(spec.table.width, spec.table.depth), tuple(models), terrain, spec.tolerance, grid
+    )

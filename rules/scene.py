@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import shapely
 from shapely.geometry import Polygon
 
 from rules.geometry import Base, Pose
+
+if TYPE_CHECKING:
+    from rules.grid import Grid
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,12 @@ class Model:
     action: str = "move"
     target: str | None = None
     roll: int | None = None
+    #: Square-grid games: the move value in squares, the out-of-control penalty this
+    #: phase, and a run's Athletics check result and the extra squares it was made for.
+    move_squares: int = 0
+    ooc: int = 0
+    run_check: int | None = None
+    run_extra: int = 1
 
     @property
     def pose(self) -> Pose:
@@ -96,6 +106,8 @@ class Scene:
     models: tuple[Model, ...]
     terrain: tuple[Terrain, ...] = ()
     tolerance_in: float = 0.05
+    #: Where the squares lie, for games played on a square grid.
+    grid: Grid | None = None
     _by_id: dict[str, Model] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -48,7 +48,10 @@ def _with(path: list[object], value: object) -> dict[str, object]:
 
 
 BAD = [
-    (_with(["game"], "chess"), "game: unknown game 'chess'; known games: cosmic-combat, "),
+    (
+        _with(["game"], "chess"),
+        "game: unknown game 'chess'; known games: battlestations, cosmic-combat, ",
+    ),
     (_with(["models", 0, "colour"], "red"), "models[0].colour: unknown key; allowed keys: "),
     (_with(["models", 0, "movement"], KeyError), "models[0].movement: required key is missing"),
     (_with(["models", 0, "movement"], -3), "models[0].movement: Input should be greater than"),

@@ -19,8 +19,9 @@ import numpy as np
 import pytest
 from shapely.geometry import MultiPoint
 
-from rules.judge import Finding, Referee, Verdict
+from rules.judge import Referee
 from rules.scenario import Scenario
+from rules.verdict import Finding, Verdict
 
 #: A 25.4 mm round base: 1" across, radius 0.5".
 INCH_BASE = {"shape": "round", "diameter_mm": 25.4}

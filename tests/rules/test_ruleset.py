@@ -24,7 +24,13 @@ factor = 1.0
 
 
 def test_the_four_games_load() -> None:
-    assert available() == ["cosmic-combat", "cosmic-combat-revised", "necromunda", "trench-crusade"]
+    assert available() == [
+        "battlestations",
+        "cosmic-combat",
+        "cosmic-combat-revised",
+        "necromunda",
+        "trench-crusade",
+    ]
     # numbers straight from the rules texts
     assert load_ruleset("trench-crusade").actions["charge"].max_in == 12.0
     assert load_ruleset("cosmic-combat-revised").actions["defensive"].factor == 0.5
@@ -41,8 +47,8 @@ def test_unknown_game_lists_the_known_ones() -> None:
     with pytest.raises(InputError) as err:
         load_ruleset("chess")
     assert str(err.value) == (
-        "unknown game 'chess'; known games: cosmic-combat, cosmic-combat-revised, "
-        "necromunda, trench-crusade"
+        "unknown game 'chess'; known games: battlestations, cosmic-combat, "
+        "cosmic-combat-revised, necromunda, trench-crusade"
     )
 
 

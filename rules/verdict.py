@@ -1,0 +1,98 @@
+"""What the referee says: findings with numbers, and a verdict per set of moves.
+
+Verdicts are data: each violation or advisory names the rule, the model, the other model
+or terrain involved, what was measured and the limit it was held to, and says why in one
+sentence. Both referees (inches and squares) answer with these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing the referee flags: which rule, which model, the numbers and why."""
+
+    rule: str
+    model: str
+    message: str
+    other: str | None = None
+    measured: float | None = None
+    limit: float | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        out = asdict(self)
+        for key in ("measured", "limit"):
+            if out[key] is not None:
+                out[key] = round(out[key], 3)
+        return {k: out[k] for k in ("rule", "model", "other", "measured", "limit", "message")}
+
+
+@dataclass(frozen=True)
+class MoveReport:
+    """What was measured for one model's move, in inches."""
+
+    action: str
+    allowance: float
+    straight: float
+    shortest_path: float | None
+    shortest_path_bounds: tuple[float, float] | None
+    route: tuple[tuple[float, float], ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        bounds = self.shortest_path_bounds
+        return {
+            "action": self.action,
+            "allowance": round(self.allowance, 3),
+            "straight": round(self.straight, 3),
+            "shortest_path": None if self.shortest_path is None else round(self.shortest_path, 3),
+            "shortest_path_bounds": None if bounds is None else [round(b, 4) for b in bounds],
+        }
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The referee's answer for a set of moves."""
+
+    violations: tuple[Finding, ...] = ()
+    advisories: tuple[Finding, ...] = ()
+    moves: dict[str, MoveReport] = field(default_factory=dict)
+
+    @property
+    def legal(self) -> bool:
+        return not self.violations
+
+    def rules(self) -> list[str]:
+        return [f.rule for f in self.violations]
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "legal": self.legal,
+            "violations": [f.to_dict() for f in self.violations],
+            "advisories": [f.to_dict() for f in self.advisories],
+            "moves": {k: v.to_dict() for k, v in self.moves.items()},
+        }
+
+
+#: Lengths computed to the last bit can land a hair past a limit they meet exactly.
+FLOAT_EPS_IN = 1e-9
+
+
+def inches(x: float) -> str:
+    """A distance as players write it: 2 decimals and an inch mark."""
+    return f'{x:.2f}"'
+
+
+class Findings:
+    """Violations and advisories as a judge collects them."""
+
+    def __init__(self) -> None:
+        self.violations: list[Finding] = []
+        self.advisories: list[Finding] = []
+
+    def flag(self, rule: str, model: str, message: str, **numbers: object) -> None:
+        self.violations.append(Finding(rule, model, message, **numbers))  # type: ignore[arg-type]
+
+    def advise(self, rule: str, model: str, message: str, **numbers: object) -> None:
+        self.advisories.append(Finding(rule, model, message, **numbers))  # type: ignore[arg-type]

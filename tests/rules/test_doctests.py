@@ -1,0 +1,17 @@
+"""The examples in the rules modules' docstrings are tests too."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = ["rules.geometry", "rules.pathing", "rules.ruleset", "rules.grid"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name: str) -> None:
+    result = doctest.testmod(importlib.import_module(name))
+    assert result.attempted > 0
+    assert result.failed == 0
