@@ -121,7 +121,7 @@ def render_verdict(title: str, verdict: Verdict) -> str:
         "",
     ]
     lines.append(
-        f"{'model':<14}{'action':<11}{'allowance':>10}{'straight':>10}{'shortest':>10}  bracket"
+        f"{'model':<14}{'action':<16}{'allowance':>10}{'straight':>10}{'shortest':>10}  bracket"
     )
     for model_id, move in verdict.moves.items():
         path = "blocked" if move.shortest_path is None else f"{move.shortest_path:.2f}"
@@ -131,7 +131,7 @@ def render_verdict(title: str, verdict: Verdict) -> str:
             else f"[{move.shortest_path_bounds[0]:.3f}, {move.shortest_path_bounds[1]:.3f}]"
         )
         lines.append(
-            f"{model_id:<14}{move.action:<11}{move.allowance:>10.2f}"
+            f"{model_id:<14}{move.action:<16}{move.allowance:>10.2f}"
             f"{move.straight:>10.2f}{path:>10}  {bracket}"
         )
     for heading, findings in (

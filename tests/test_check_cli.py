@@ -132,6 +132,7 @@ SAMPLE_VERDICTS = [
     ("trench-crusade-interposing.json", ["charge"], ["charge"], ("pilgrim", 4.0)),
     ("cosmic-combat-boarding.json", ["action", "action", "control_zone"], ["ramming"], None),
     ("cosmic-combat-revised-gap.json", ["movement"], [], ("alpha-wide", 10.0)),
+    ("battlestations-deck.json", ["movement"], ["free_attack"], ("vex", 11.0)),
 ]
 
 
