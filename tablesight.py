@@ -46,8 +46,6 @@ _NOT_YET = [
     ("analyze", "Referee a recorded video or folder of frames as fast as possible."),
     ("replay", "Serve the replay viewer for a recorded match file."),
     ("export", "Export a match file's events and tracks as JSON or CSV."),
-    ("detect", "Detect markers in images and report their table positions."),
-    ("calibrate", "Calibrate the camera from ChArUco board views."),
     ("markers", "Write print-ready PDFs of ArUco markers or the ChArUco board."),
 ]
 
@@ -109,6 +107,141 @@ def bench(seed: int, repeats: int) -> None:
     click.echo(report(run(seed=seed, repeats=repeats)))
     click.echo("\nJudging moves in squares (Battlestations), this machine:")
     click.echo(report(run_grid(seed=seed)))
+
+
+@main.command()
+@click.argument("image", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--table", "table_path", type=click.Path(path_type=Path), help="table.toml")
+@click.option("--camera", "camera_path", type=click.Path(path_type=Path), help="camera.toml")
+@click.option("--roster", "roster_path", type=click.Path(path_type=Path), help="roster.toml")
+@click.option("--terrain", "terrain_path", type=click.Path(path_type=Path), help="terrain.toml")
+@click.option("--dictionary", help="Without --table: the ArUco dictionary, e.g. 6x6_250.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+def detect(
+    image: Path,
+    table_path: Path | None,
+    camera_path: Path | None,
+    roster_path: Path | None,
+    terrain_path: Path | None,
+    dictionary: str | None,
+    as_json: bool,
+) -> None:
+    """Detect markers in IMAGE and report where they are on the table.
+
+    With --table, positions are in table inches (heights corrected when --camera is
+    given); without it, --dictionary lists the markers seen, in pixels, to check that
+    printed markers read well.
+    """
+    import cv2
+
+    from calibration.camera import CameraModel
+    from calibration.table import PoseError, TablePose, TableSpec
+    from rules.errors import InputError
+    from vision.aruco import MarkerDetector
+    from vision.locate import locate
+    from vision.roster import load_roster, load_terrain
+
+    if not image.exists():
+        fail(f"{image}: no such file")
+    frame = cv2.imread(str(image))
+    if frame is None:
+        fail(f"{image}: not an image OpenCV can read")
+    try:
+        if table_path is None:
+            if dictionary is None:
+                fail("detect: give --table table.toml, or --dictionary to list markers in pixels")
+            found = MarkerDetector(dictionary).detect(frame)
+            result: dict[str, object] = {
+                "markers": [
+                    {
+                        "id": int(i),
+                        "corners_px": c.round(2).tolist(),
+                        "center_px": c.mean(axis=0).round(2).tolist(),
+                        "side_px": round(float(side), 2),
+                    }
+                    for i, c, side in zip(found.ids, found.corners_px, found.side_px, strict=True)
+                ]
+            }
+        else:
+            table = TableSpec.from_toml(table_path)
+            camera = CameraModel.from_toml(camera_path) if camera_path else None
+            anchors = {a.id for a in table.anchors}
+            roster = load_roster(roster_path, anchors) if roster_path else []
+            used = anchors | {m.marker for m in roster}
+            terrain = load_terrain(terrain_path, used) if terrain_path else []
+            found = MarkerDetector(table.table.dictionary).detect(frame)
+            pose = TablePose.solve(found, table, camera)
+            result = locate(found, table, pose, roster, terrain).to_dict()
+    except InputError as exc:
+        fail(str(exc))
+    except (PoseError, ValueError) as exc:
+        fail(f"{image}: {exc}")
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    for marker in result["markers"]:  # type: ignore[attr-defined]
+        where = (
+            f"({marker['x']:.3f}, {marker['y']:.3f}) in, heading {marker['heading']:.1f} deg"
+            if "x" in marker
+            else f"centre {marker['center_px']} px, side {marker['side_px']} px"
+        )
+        click.echo(f"marker {marker['id']:>4}: {where}")
+    if "pose" in result:
+        pose_info = result["pose"]
+        click.echo(f"table pose: {pose_info}")
+
+
+@main.group()
+def calibrate() -> None:
+    """Calibrate the camera (once per camera and zoom)."""
+
+
+@calibrate.command("camera")
+@click.argument("views", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--board",
+    "board_path",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="BOARD.toml: squares_x, squares_y, square_mm, marker_mm, dictionary",
+)
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where to write camera.toml",
+)
+def calibrate_camera(views: tuple[Path, ...], board_path: Path, output: Path) -> None:
+    """Calibrate from ChArUco board VIEWS (images or videos) and write camera.toml."""
+    from calibration.camera import BoardSpec, CalibrationError, calibrate, read_views
+    from rules.errors import InputError
+
+    try:
+        board = BoardSpec.from_toml(board_path)
+        result = calibrate(read_views(views), board)
+    except InputError as exc:
+        fail(str(exc))
+    except CalibrationError as exc:
+        fail(f"calibrate: {exc}")
+    for name in result.used:
+        click.echo(f"used      {name}")
+    for name, why in result.rejected.items():
+        click.echo(f"rejected  {name}: {why}")
+    cam = result.camera
+    click.echo(
+        f"RMS reprojection error {cam.rms_px:.3f} px from {len(result.used)} views; "
+        f"fx {cam.fx:.1f}, fy {cam.fy:.1f}, principal point "
+        f"({cam.principal_point[0]:.1f}, {cam.principal_point[1]:.1f}); "
+        f"the board covered {result.coverage:.0%} of the frame"
+    )
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    try:
+        output.write_text(cam.to_toml(), encoding="utf-8")
+    except OSError as exc:
+        fail(f"{output}: cannot write: {exc.strerror}")
+    click.echo(f"wrote {output}")
 
 
 def render_verdict(title: str, verdict: Verdict) -> str:

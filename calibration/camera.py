@@ -1,0 +1,283 @@
+"""Camera intrinsics: calibrated once from ChArUco board views, kept in ``camera.toml``.
+
+``camera.toml``::
+
+    image_size = [1920, 1080]
+    camera_matrix = [[fx, 0, cx], [0, fy, cy], [0, 0, 1]]
+    dist_coeffs = [k1, k2, p1, p2, k3]
+    rms_px = 0.21
+    [board]
+    squares_x = 5 ...
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated
+
+import cv2
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rules.errors import InputError, from_validation
+from vision.aruco import dictionary_id
+
+#: Views blurrier than this (variance of the Laplacian over the board) are rejected.
+BLUR_MIN = 30.0
+#: Views whose corners moved less than this (px, on average) from a kept view are duplicates.
+DUPLICATE_PX = 8.0
+#: A view needs this many board corners to be of use.
+MIN_CORNERS = 8
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BoardSpec(_Strict):
+    """A ChArUco board in OpenCV's current layout."""
+
+    squares_x: Annotated[int, Field(ge=3)]
+    squares_y: Annotated[int, Field(ge=3)]
+    square_mm: Annotated[float, Field(gt=0)]
+    marker_mm: Annotated[float, Field(gt=0)]
+    dictionary: str = "6x6_250"
+
+    def board(self) -> cv2.aruco.CharucoBoard:
+        return cv2.aruco.CharucoBoard(
+            (self.squares_x, self.squares_y),
+            self.square_mm,
+            self.marker_mm,
+            cv2.aruco.getPredefinedDictionary(dictionary_id(self.dictionary)),
+        )
+
+    @classmethod
+    def from_toml(cls, path: Path) -> BoardSpec:
+        data = _read_toml(path)
+        try:
+            spec = cls.model_validate(data.get("board", data))
+        except ValidationError as exc:
+            raise from_validation(str(path), cls, exc) from None
+        _check_dictionary(path, "dictionary", spec.dictionary)
+        if spec.marker_mm >= spec.square_mm:
+            raise InputError(
+                f"{path}: marker_mm: expected less than square_mm ({spec.square_mm}), "
+                f"got {spec.marker_mm}"
+            )
+        return spec
+
+
+class _CameraFile(_Strict):
+    image_size: tuple[Annotated[int, Field(gt=0)], Annotated[int, Field(gt=0)]]
+    camera_matrix: tuple[
+        tuple[float, float, float], tuple[float, float, float], tuple[float, float, float]
+    ]
+    dist_coeffs: list[float]
+    rms_px: float | None = None
+    board: BoardSpec | None = None
+
+
+@dataclass(frozen=True)
+class CameraModel:
+    """A calibrated pinhole camera with lens distortion (OpenCV's model)."""
+
+    image_size: tuple[int, int]
+    camera_matrix: np.ndarray
+    dist_coeffs: np.ndarray
+    rms_px: float | None = None
+    board: BoardSpec | None = None
+
+    @classmethod
+    def from_toml(cls, path: Path) -> CameraModel:
+        data = _read_toml(path)
+        try:
+            spec = _CameraFile.model_validate(data)
+        except ValidationError as exc:
+            raise from_validation(str(path), _CameraFile, exc) from None
+        k = np.asarray(spec.camera_matrix, dtype=float)
+        if k[0, 0] <= 0 or k[1, 1] <= 0:
+            raise InputError(f"{path}: camera_matrix: focal lengths must be positive, got {k}")
+        return cls(
+            (spec.image_size[0], spec.image_size[1]),
+            k,
+            np.asarray(spec.dist_coeffs, dtype=float),
+            spec.rms_px,
+            spec.board,
+        )
+
+    def to_toml(self) -> str:
+        rows = ", ".join(
+            "[" + ", ".join(f"{v:.6f}" for v in row) + "]" for row in self.camera_matrix
+        )
+        lines = [
+            f"image_size = [{self.image_size[0]}, {self.image_size[1]}]",
+            f"camera_matrix = [{rows}]",
+            "dist_coeffs = [" + ", ".join(f"{v:.8f}" for v in self.dist_coeffs.ravel()) + "]",
+        ]
+        if self.rms_px is not None:
+            lines.append(f"rms_px = {self.rms_px:.4f}")
+        if self.board is not None:
+            b = self.board
+            lines += [
+                "",
+                "[board]",
+                f"squares_x = {b.squares_x}",
+                f"squares_y = {b.squares_y}",
+                f"square_mm = {b.square_mm}",
+                f"marker_mm = {b.marker_mm}",
+                f'dictionary = "{b.dictionary}"',
+            ]
+        return "\n".join(lines) + "\n"
+
+    @property
+    def fx(self) -> float:
+        return float(self.camera_matrix[0, 0])
+
+    @property
+    def fy(self) -> float:
+        return float(self.camera_matrix[1, 1])
+
+    @property
+    def principal_point(self) -> tuple[float, float]:
+        return float(self.camera_matrix[0, 2]), float(self.camera_matrix[1, 2])
+
+    def undistort(self, pixels: np.ndarray) -> np.ndarray:
+        """Distorted pixels (N, 2) to normalised image coordinates (N, 2): rays (x, y, 1)."""
+        pts = np.asarray(pixels, dtype=float).reshape(-1, 1, 2)
+        return np.asarray(
+            cv2.undistortPoints(pts, self.camera_matrix, self.dist_coeffs).reshape(-1, 2)
+        )
+
+
+@dataclass
+class Calibration:
+    """What a calibration run found: the camera, and what it used and refused."""
+
+    camera: CameraModel
+    used: list[str]
+    rejected: dict[str, str] = field(default_factory=dict)
+    coverage: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+
+class CalibrationError(ValueError):
+    """The views cannot calibrate a camera (too few usable ones, say)."""
+
+
+def calibrate(views: Iterable[tuple[str, np.ndarray]], board_spec: BoardSpec) -> Calibration:
+    """Calibrate from named ChArUco views; blurry and duplicate views are refused."""
+    board = board_spec.board()
+    detector = cv2.aruco.CharucoDetector(board)
+    obj_points, img_points, used, rejected = [], [], [], {}
+    kept_corners: list[tuple[np.ndarray, np.ndarray]] = []
+    size: tuple[int, int] | None = None
+    for name, image in views:
+        gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+        this_size = (gray.shape[1], gray.shape[0])
+        if size is None:
+            size = this_size
+        elif this_size != size:
+            rejected[name] = f"size {this_size[0]}x{this_size[1]}, the others {size[0]}x{size[1]}"
+            continue
+        corners, ids, _, _ = detector.detectBoard(gray)
+        if ids is None or len(ids) < MIN_CORNERS:
+            rejected[name] = f"board not found ({0 if ids is None else len(ids)} corners)"
+            continue
+        sharpness = _sharpness(gray, corners)
+        if sharpness < BLUR_MIN:
+            rejected[name] = f"blurry (sharpness {sharpness:.0f} < {BLUR_MIN:.0f})"
+            continue
+        ids = ids.reshape(-1)
+        pts = corners.reshape(-1, 2)
+        if any(_same_view(ids, pts, k_ids, k_pts) for k_ids, k_pts in kept_corners):
+            rejected[name] = "a duplicate of an earlier view"
+            continue
+        obj, img = board.matchImagePoints(corners, ids)
+        obj_points.append(obj)
+        img_points.append(img)
+        kept_corners.append((ids, pts))
+        used.append(name)
+    if size is None or len(used) < 3:
+        detail = "; ".join(f"{k}: {v}" for k, v in rejected.items())
+        raise CalibrationError(
+            f"need at least 3 usable board views, got {len(used)}"
+            + (f" ({detail})" if detail else "")
+        )
+    rms, k, dist, _, _ = cv2.calibrateCamera(obj_points, img_points, size, None, None)
+    camera = CameraModel(size, k, dist.reshape(-1), float(rms), board_spec)
+    coverage = _coverage([p for _, p in kept_corners], size)
+    warnings = []
+    if rms > 1.0:
+        warnings.append(f"RMS reprojection error {rms:.2f} px is over 1 px: recheck the views")
+    if coverage < 0.6:
+        warnings.append(
+            f"the board covered only {coverage:.0%} of the frame: add views with it near the "
+            f"edges and corners"
+        )
+    return Calibration(camera, used, rejected, coverage, warnings)
+
+
+def read_views(paths: Iterable[Path], every: int = 15) -> Iterator[tuple[str, np.ndarray]]:
+    """Images, or frames of videos (one in ``every``), as (name, image)."""
+    for path in paths:
+        if not path.exists():
+            raise InputError(f"{path}: no such file")
+        image = cv2.imread(str(path))
+        if image is not None:
+            yield str(path), image
+            continue
+        capture = cv2.VideoCapture(str(path))
+        if not capture.isOpened():
+            raise InputError(f"{path}: not an image or video OpenCV can read")
+        index = 0
+        while True:
+            ok, frame = capture.read()
+            if not ok:
+                break
+            if index % every == 0:
+                yield f"{path}#{index}", frame
+            index += 1
+        capture.release()
+
+
+def _sharpness(gray: np.ndarray, corners: np.ndarray) -> float:
+    """Variance of the Laplacian over the board's bounding box."""
+    x, y, w, h = cv2.boundingRect(corners.reshape(-1, 2).astype(np.float32))
+    patch = gray[max(y, 0) : y + h, max(x, 0) : x + w]
+    return float(cv2.Laplacian(patch, cv2.CV_64F).var()) if patch.size else 0.0
+
+
+def _same_view(ids: np.ndarray, pts: np.ndarray, k_ids: np.ndarray, k_pts: np.ndarray) -> bool:
+    common, a, b = np.intersect1d(ids, k_ids, return_indices=True)
+    if len(common) < 0.8 * max(len(ids), len(k_ids)):
+        return False
+    return bool(np.linalg.norm(pts[a] - k_pts[b], axis=1).mean() < DUPLICATE_PX)
+
+
+def _coverage(views: list[np.ndarray], size: tuple[int, int], cells: int = 5) -> float:
+    """Share of a 5 x 5 grid over the frame that some board corner fell in."""
+    hit = np.zeros((cells, cells), dtype=bool)
+    for pts in views:
+        cx = np.clip((pts[:, 0] / size[0] * cells).astype(int), 0, cells - 1)
+        cy = np.clip((pts[:, 1] / size[1] * cells).astype(int), 0, cells - 1)
+        hit[cy, cx] = True
+    return float(hit.mean())
+
+
+def _read_toml(path: Path) -> dict[str, object]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: not valid TOML: {exc}") from None
+
+
+def _check_dictionary(path: Path, key: str, name: str) -> None:
+    try:
+        dictionary_id(name)
+    except ValueError as exc:
+        raise InputError(f"{path}: {key}: {exc}") from None

@@ -1,0 +1,193 @@
+"""The table and where the camera sees it from: ``table.toml`` and the table pose.
+
+``TablePose`` is the one mapping between pixels and table inches, both ways. With
+camera intrinsics it is a full camera pose solved from the anchor markers' corners, and
+a pixel maps to the point where its ray meets the plane at a given height (so raised
+markers land where they are, without parallax). Without intrinsics it is a homography
+from the anchors to the table plane, and heights are not corrected.
+
+A marker's corners, as printed: top-left, top-right, bottom-right, bottom-left, with
+its top edge towards ``heading`` (degrees counterclockwise from table +x, seen from
+above).
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import cv2
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from calibration.camera import CameraModel
+from rules.errors import InputError, from_validation
+from vision.aruco import MarkerDetections, dictionary_id
+
+MM_PER_IN = 25.4
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Anchor(_Strict):
+    """A marker fixed to the table at a known place."""
+
+    id: Annotated[int, Field(ge=0)]
+    x_in: float
+    y_in: float
+    size_mm: Annotated[float, Field(gt=0)]
+    heading: float = 0.0
+
+
+class _TableKeys(_Strict):
+    width_in: Annotated[float, Field(gt=0)]
+    depth_in: Annotated[float, Field(gt=0)]
+    dictionary: str
+
+
+class TableSpec(_Strict):
+    """``table.toml``: the table's size, its markers' dictionary and its anchors."""
+
+    table: _TableKeys
+    anchors: list[Anchor]
+
+    @classmethod
+    def from_toml(cls, path: Path) -> TableSpec:
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise InputError(f"{path}: no such file") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError(f"{path}: not valid TOML: {exc}") from None
+        try:
+            spec = cls.model_validate(data)
+        except ValidationError as exc:
+            raise from_validation(str(path), cls, exc) from None
+        try:
+            dictionary_id(spec.table.dictionary)
+        except ValueError as exc:
+            raise InputError(f"{path}: table.dictionary: {exc}") from None
+        ids = [a.id for a in spec.anchors]
+        for i, a in enumerate(spec.anchors):
+            if ids.count(a.id) > 1:
+                raise InputError(
+                    f"{path}: anchors[{i}].id: anchor ids must differ, got {a.id} twice"
+                )
+        if not spec.anchors:
+            raise InputError(f"{path}: anchors: expected at least one [[anchors]] entry")
+        return spec
+
+    def anchor_corners_in(self) -> dict[int, np.ndarray]:
+        """Each anchor's corners on the table plane (4, 3), by id."""
+        return {
+            a.id: marker_corners(a.x_in, a.y_in, 0.0, a.size_mm / MM_PER_IN, a.heading)
+            for a in self.anchors
+        }
+
+
+def marker_corners(x: float, y: float, z: float, side_in: float, heading: float) -> np.ndarray:
+    """The four corners (4, 3) of a flat marker centred at (x, y, z), in printed order."""
+    a = math.radians(heading)
+    fwd = np.array([math.cos(a), math.sin(a)]) * side_in / 2
+    left = np.array([-math.sin(a), math.cos(a)]) * side_in / 2
+    c = np.array([x, y])
+    xy = [c + fwd + left, c + fwd - left, c - fwd - left, c - fwd + left]
+    return np.column_stack([np.asarray(xy), np.full(4, z)])
+
+
+class PoseError(ValueError):
+    """The table pose cannot be solved from what is visible (too few anchors, say)."""
+
+
+#: Anchors needed without camera intrinsics (a homography from four spread markers).
+MIN_ANCHORS_HOMOGRAPHY = 4
+
+
+@dataclass(frozen=True)
+class TablePose:
+    """The mapping between pixels and table inches, both ways, for one frame."""
+
+    anchors_used: tuple[int, ...]
+    reprojection_px: float
+    camera: CameraModel | None = None
+    rvec: np.ndarray | None = None
+    tvec: np.ndarray | None = None
+    homography: np.ndarray | None = None
+
+    @property
+    def height_corrected(self) -> bool:
+        return self.camera is not None
+
+    @classmethod
+    def solve(
+        cls, detections: MarkerDetections, table: TableSpec, camera: CameraModel | None = None
+    ) -> TablePose:
+        """The pose from whatever anchors are visible; refuses a fit it cannot trust."""
+        corners = table.anchor_corners_in()
+        seen = detections.by_id()
+        used = tuple(sorted(i for i in corners if i in seen))
+        need = 1 if camera is not None else MIN_ANCHORS_HOMOGRAPHY
+        if len(used) < need:
+            how = "with camera intrinsics" if camera is not None else "without camera intrinsics"
+            which = ", ".join(map(str, used)) or "none"
+            raise PoseError(
+                f"{len(used)} of {len(corners)} anchors visible ({which}); {need} needed {how}"
+            )
+        obj = np.concatenate([corners[i] for i in used])
+        img = np.concatenate([seen[i] for i in used])
+        if camera is None:
+            h, _ = cv2.findHomography(obj[:, :2], img, 0)
+            if h is None or abs(np.linalg.det(h)) < 1e-12:
+                raise PoseError("the anchors give a degenerate homography (all in a line?)")
+            back = cv2.perspectiveTransform(obj[None, :, :2], h)[0]
+            err = float(np.sqrt(np.mean(np.sum((back - img) ** 2, axis=1))))
+            return cls(used, err, homography=h)
+        flag = cv2.SOLVEPNP_IPPE if len(obj) >= 4 else cv2.SOLVEPNP_ITERATIVE
+        ok, rvec, tvec = cv2.solvePnP(
+            obj, img, camera.camera_matrix, camera.dist_coeffs, flags=flag
+        )
+        if not ok:
+            raise PoseError("solvePnP found no camera pose from the anchors")
+        rvec, tvec = cv2.solvePnPRefineLM(
+            obj, img, camera.camera_matrix, camera.dist_coeffs, rvec, tvec
+        )
+        proj, _ = cv2.projectPoints(obj, rvec, tvec, camera.camera_matrix, camera.dist_coeffs)
+        err = float(np.sqrt(np.mean(np.sum((proj.reshape(-1, 2) - img) ** 2, axis=1))))
+        r, _ = cv2.Rodrigues(rvec)
+        if (r @ np.array([0.0, 0.0, 1.0]))[2] > 0:
+            raise PoseError("the solved camera looks at the table from below: check anchor ids")
+        return cls(used, err, camera, rvec.reshape(3), tvec.reshape(3))
+
+    def pixels_to_table(self, pixels: np.ndarray, z_in: float | np.ndarray = 0.0) -> np.ndarray:
+        """Pixels (N, 2) to table points (N, 2) on the plane at height ``z_in``."""
+        pixels = np.asarray(pixels, dtype=float).reshape(-1, 2)
+        if self.camera is None:
+            assert self.homography is not None
+            inv = np.linalg.inv(self.homography)
+            return np.asarray(cv2.perspectiveTransform(pixels[None], inv)[0])
+        assert self.rvec is not None and self.tvec is not None
+        r, _ = cv2.Rodrigues(self.rvec)
+        rays = np.column_stack([self.camera.undistort(pixels), np.ones(len(pixels))])
+        # In table coordinates: camera centre c = -R^T t, ray direction d = R^T ray.
+        c = -r.T @ self.tvec
+        d = rays @ r  # (R^T ray^T)^T
+        s = (np.broadcast_to(z_in, (len(pixels),)) - c[2]) / d[:, 2]
+        return np.asarray(c[None, :2] + s[:, None] * d[:, :2])
+
+    def table_to_pixels(self, points: np.ndarray) -> np.ndarray:
+        """Table points (N, 3) (or (N, 2) on the table) to distorted pixels (N, 2)."""
+        points = np.asarray(points, dtype=float)
+        if points.shape[-1] == 2:
+            points = np.column_stack([points, np.zeros(len(points))])
+        if self.camera is None:
+            assert self.homography is not None
+            return np.asarray(cv2.perspectiveTransform(points[None, :, :2], self.homography)[0])
+        proj, _ = cv2.projectPoints(
+            points, self.rvec, self.tvec, self.camera.camera_matrix, self.camera.dist_coeffs
+        )
+        return np.asarray(proj.reshape(-1, 2))

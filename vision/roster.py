@@ -1,0 +1,101 @@
+"""``roster.toml`` and ``terrain.toml``: which marker sits where on which model or piece.
+
+A model entry has the fields of a model in a ``check`` scenario (``id``, ``side``,
+``unit``, ``base``, ``movement``, ``keywords``) plus its marker: ``marker`` (id),
+``marker_size_mm`` (side of the black square), ``marker_height_mm`` (height of the
+marker face above the table; about 4 mm on a base top) and ``marker_offset_mm`` =
+``[forward, left]``, where the marker's centre sits relative to the base centre in the
+model's own frame. A terrain entry has ``id``, ``marker``, ``marker_size_mm``,
+``marker_height_mm``, ``height``, ``keywords`` and its footprint ``polygon`` in inches in
+the marker's frame (+x towards the marker's top edge, +y to its left).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from shapely.geometry import Polygon
+
+from rules.errors import InputError, from_validation
+from rules.scenario import OvalBase, RoundBase
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RosterModel(_Strict):
+    id: str
+    side: str
+    unit: str | None = None
+    base: Annotated[RoundBase | OvalBase, Field(discriminator="shape")]
+    movement: Annotated[float, Field(ge=0)]
+    keywords: list[str] = []
+    status: list[str] = []
+    marker: Annotated[int, Field(ge=0)]
+    marker_size_mm: Annotated[float, Field(gt=0)]
+    marker_height_mm: Annotated[float, Field(ge=0)] = 4.0
+    marker_offset_mm: tuple[float, float] = (0.0, 0.0)
+
+
+class TerrainPiece(_Strict):
+    id: str
+    marker: Annotated[int, Field(ge=0)]
+    marker_size_mm: Annotated[float, Field(gt=0)]
+    marker_height_mm: Annotated[float, Field(ge=0)] = 0.0
+    polygon: list[tuple[float, float]]
+    height: Annotated[float, Field(ge=0)] = 0.0
+    keywords: list[str] = []
+
+    @field_validator("polygon")
+    @classmethod
+    def _valid_polygon(cls, value: list[tuple[float, float]]) -> list[tuple[float, float]]:
+        if len(value) < 3 or not Polygon(value).is_valid or Polygon(value).area <= 0:
+            raise ValueError("expected a simple polygon of at least 3 [x, y] corners")
+        return value
+
+
+class _RosterFile(_Strict):
+    models: list[RosterModel]
+
+
+class _TerrainFile(_Strict):
+    terrain: list[TerrainPiece]
+
+
+def _load(path: Path, schema: type[BaseModel]) -> BaseModel:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: not valid TOML: {exc}") from None
+    try:
+        return schema.model_validate(data)
+    except ValidationError as exc:
+        raise from_validation(str(path), schema, exc) from None
+
+
+def _unique_markers(path: Path, key: str, markers: list[int], taken: set[int]) -> None:
+    for i, m in enumerate(markers):
+        if markers.count(m) > 1 or m in taken:
+            raise InputError(f"{path}: {key}[{i}].marker: marker {m} is used twice")
+
+
+def load_roster(path: Path, taken: set[int] = frozenset()) -> list[RosterModel]:  # type: ignore[assignment]
+    """The models of ``roster.toml``; ``taken`` are marker ids already in use (anchors)."""
+    roster = _load(path, _RosterFile)
+    assert isinstance(roster, _RosterFile)
+    _unique_markers(path, "models", [m.marker for m in roster.models], set(taken))
+    return roster.models
+
+
+def load_terrain(path: Path, taken: set[int] = frozenset()) -> list[TerrainPiece]:  # type: ignore[assignment]
+    """The pieces of ``terrain.toml``; ``taken`` are marker ids already in use."""
+    terrain = _load(path, _TerrainFile)
+    assert isinstance(terrain, _TerrainFile)
+    _unique_markers(path, "terrain", [t.marker for t in terrain.terrain], set(taken))
+    return terrain.terrain
