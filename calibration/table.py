@@ -72,12 +72,13 @@ class TableSpec(_Strict):
             dictionary_id(spec.table.dictionary)
         except ValueError as exc:
             raise InputError(f"{path}: table.dictionary: {exc}") from None
-        ids = [a.id for a in spec.anchors]
+        seen: set[int] = set()
         for i, a in enumerate(spec.anchors):
-            if ids.count(a.id) > 1:
+            if a.id in seen:
                 raise InputError(
                     f"{path}: anchors[{i}].id: anchor ids must differ, got {a.id} twice"
                 )
+            seen.add(a.id)
         if not spec.anchors:
             raise InputError(f"{path}: anchors: expected at least one [[anchors]] entry")
         return spec
@@ -147,9 +148,10 @@ class TablePose:
             back = cv2.perspectiveTransform(obj[None, :, :2], h)[0]
             err = float(np.sqrt(np.mean(np.sum((back - img) ** 2, axis=1))))
             return cls(used, err, homography=h)
-        flag = cv2.SOLVEPNP_IPPE if len(obj) >= 4 else cv2.SOLVEPNP_ITERATIVE
+        # SQPnP finds the global optimum; IPPE can return the mirror-image pose of a
+        # single small square off the image centre.
         ok, rvec, tvec = cv2.solvePnP(
-            obj, img, camera.camera_matrix, camera.dist_coeffs, flags=flag
+            obj, img, camera.camera_matrix, camera.dist_coeffs, flags=cv2.SOLVEPNP_SQPNP
         )
         if not ok:
             raise PoseError("solvePnP found no camera pose from the anchors")

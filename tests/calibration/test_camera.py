@@ -1,0 +1,103 @@
+"""Camera calibration, on OpenCV's own real ChArUco photos and through the CLI."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from calibration.camera import BoardSpec, CalibrationError, CameraModel, calibrate, read_views
+from rules.errors import InputError
+from tests.test_cli import tablesight
+
+# OpenCV's sample calibration from exactly these four photos (opencv_reference_calibration.yml)
+REF_FX, REF_FY, REF_CX, REF_CY = 452.5107, 456.7671, 317.7030, 277.7516
+BOARD = BoardSpec(squares_x=5, squares_y=7, square_mm=40, marker_mm=20, dictionary="6x6_250")
+
+
+def photos(shared: Path) -> list[Path]:
+    return sorted((shared / "real-photos").glob("img_0*.jpg"))
+
+
+def test_real_photos_calibrate_like_opencv(shared_dir: Path) -> None:
+    result = calibrate(read_views(photos(shared_dir)), BOARD)
+    cam = result.camera
+    assert len(result.used) == 4 and result.rejected == {}
+    assert abs(cam.fx - REF_FX) / REF_FX < 0.02
+    assert abs(cam.fy - REF_FY) / REF_FY < 0.02
+    assert abs(cam.principal_point[0] - REF_CX) < 5.0
+    assert abs(cam.principal_point[1] - REF_CY) < 5.0
+    assert cam.rms_px is not None and cam.rms_px < 0.3
+    # Four photos of a small board near the middle: it says the frame was poorly covered.
+    assert result.coverage < 0.6 and any("covered only" in w for w in result.warnings)
+
+
+def test_duplicate_and_blurry_views_are_refused(shared_dir: Path) -> None:
+    import cv2
+
+    first = cv2.imread(str(photos(shared_dir)[0]))
+    blurry = cv2.GaussianBlur(first, (0, 0), 1.3)  # still 17 corners found, sharpness 155
+    views = [(str(p), cv2.imread(str(p))) for p in photos(shared_dir)]
+    views += [("again", first.copy()), ("blurry", blurry)]
+    result = calibrate(views, BOARD)
+    assert result.rejected["again"] == "a duplicate of an earlier view"
+    assert result.rejected["blurry"].startswith("blurry (sharpness")
+    assert len(result.used) == 4
+
+
+def test_too_few_views(shared_dir: Path) -> None:
+    with pytest.raises(CalibrationError, match="need at least 3 usable board views, got 2"):
+        calibrate(read_views(photos(shared_dir)[:2]), BOARD)
+
+
+def test_cli_writes_camera_toml_that_reads_back(shared_dir: Path, tmp_path: Path) -> None:
+    board = tmp_path / "board.toml"
+    board.write_text(
+        'squares_x = 5\nsquares_y = 7\nsquare_mm = 40\nmarker_mm = 20\ndictionary = "6x6_250"\n'
+    )
+    out = tmp_path / "camera.toml"
+    result = tablesight(
+        "calibrate", "camera", *map(str, photos(shared_dir)), "--board", str(board), "-o", str(out)
+    )
+    assert result.returncode == 0, result.stderr
+    assert "RMS reprojection error 0.1" in result.stdout
+    data = tomllib.loads(out.read_text())
+    assert data["image_size"] == [640, 480] and len(data["dist_coeffs"]) == 5
+    cam = CameraModel.from_toml(out)
+    assert abs(cam.fx - REF_FX) / REF_FX < 0.02
+    assert cam.board == BOARD
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("squares_x = 5\nsquares_y = 7\nsquare_mm = 40\n", "marker_mm: required key is missing"),
+        (
+            'squares_x = 5\nsquares_y = 7\nsquare_mm = 40\nmarker_mm = 20\ndictionary = "9x9"\n',
+            "dictionary: unknown ArUco dictionary '9x9'; known: ",
+        ),
+        (
+            "squares_x = 5\nsquares_y = 7\nsquare_mm = 40\nmarker_mm = 45\n",
+            "marker_mm: expected less than square_mm (40.0), got 45.0",
+        ),
+    ],
+)
+def test_bad_board_file(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "board.toml"
+    path.write_text(text)
+    with pytest.raises(InputError) as err:
+        BoardSpec.from_toml(path)
+    assert str(err.value).startswith(f"{path}: {message}")
+
+
+def test_undistort_inverts_projection() -> None:
+    import cv2
+
+    k = np.array([[900.0, 0, 960], [0, 905.0, 540], [0, 0, 1]])
+    dist = np.array([-0.2, 0.08, 0.001, -0.0005, 0.0])
+    cam = CameraModel((1920, 1080), k, dist)
+    rays = np.array([[0.1, -0.2, 1.0], [-0.5, 0.3, 1.0], [0.0, 0.0, 1.0]])
+    px, _ = cv2.projectPoints(rays, np.zeros(3), np.zeros(3), k, dist)
+    assert np.allclose(cam.undistort(px.reshape(-1, 2)), rays[:, :2], atol=1e-6)

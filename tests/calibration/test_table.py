@@ -1,0 +1,169 @@
+"""The table pose: anchors to a camera pose, pixels to inches and back, parallax."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from calibration.camera import CameraModel
+from calibration.table import PoseError, TablePose, TableSpec, marker_corners
+from rules.errors import InputError
+from vision.aruco import MarkerDetections
+
+K = np.array([[1400.0, 0.0, 960.0], [0.0, 1400.0, 540.0], [0.0, 0.0, 1.0]])
+DIST = np.array([-0.1, 0.04, 0.0007, -0.0004, 0.0])
+TABLE_TOML = """
+[table]
+width_in = 44
+depth_in = 30
+dictionary = "4x4_50"
+
+[[anchors]]
+id = 0
+x_in = 1
+y_in = 1
+size_mm = 40
+
+[[anchors]]
+id = 1
+x_in = 43
+y_in = 1
+size_mm = 40
+heading = 90
+
+[[anchors]]
+id = 2
+x_in = 43
+y_in = 29
+size_mm = 40
+
+[[anchors]]
+id = 3
+x_in = 1
+y_in = 29
+size_mm = 40
+"""
+
+
+def project(points: np.ndarray, r: np.ndarray, t: np.ndarray, dist: np.ndarray) -> np.ndarray:
+    """Pinhole camera with OpenCV's radial/tangential distortion, written out by hand."""
+    cam = points @ r.T + t
+    x, y = cam[:, 0] / cam[:, 2], cam[:, 1] / cam[:, 2]
+    k1, k2, p1, p2, k3 = dist
+    r2 = x * x + y * y
+    radial = 1 + k1 * r2 + k2 * r2**2 + k3 * r2**3
+    xd = x * radial + 2 * p1 * x * y + p2 * (r2 + 2 * x * x)
+    yd = y * radial + p1 * (r2 + 2 * y * y) + 2 * p2 * x * y
+    return np.column_stack([K[0, 0] * xd + K[0, 2], K[1, 1] * yd + K[1, 2]])
+
+
+def look_down(eye: tuple[float, float, float]) -> tuple[np.ndarray, np.ndarray]:
+    """A camera at ``eye`` looking straight down, image x along table +x (R, t: world->cam)."""
+    r = np.array([[1.0, 0, 0], [0, -1.0, 0], [0, 0, -1.0]])
+    return r, -r @ np.asarray(eye)
+
+
+def look_at(eye: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    z = (target - eye) / np.linalg.norm(target - eye)
+    x = np.cross(z, [0.0, 0.0, 1.0])
+    x /= np.linalg.norm(x)
+    y = np.cross(z, x)
+    r = np.vstack([x, y, z])
+    return r, -r @ eye
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> TableSpec:
+    path = tmp_path / "table.toml"
+    path.write_text(TABLE_TOML)
+    return TableSpec.from_toml(path)
+
+
+def seen(
+    table: TableSpec,
+    r: np.ndarray,
+    t: np.ndarray,
+    extra: dict[int, np.ndarray],
+    dist: np.ndarray = DIST,
+) -> MarkerDetections:
+    corners = {**table.anchor_corners_in(), **extra}
+    ids = sorted(corners)
+    px = np.stack([project(corners[i], r, t, dist) for i in ids])
+    return MarkerDetections(np.asarray(ids), px)
+
+
+def test_marker_corners_in_printed_order():
+    # heading 90: the top edge faces +y; seen from above, top-left is at (-s/2, +s/2)
+    c = marker_corners(10.0, 5.0, 0.0, 2.0, 90.0)
+    assert np.allclose(c[:, :2], [[9, 6], [11, 6], [11, 4], [9, 4]])
+
+
+def test_pose_from_four_anchors_maps_raised_markers_exactly(table):
+    r, t = look_at(np.array([22.0, -18.0, 32.0]), np.array([22.0, 15.0, 0.0]))
+    raised = marker_corners(30.0, 20.0, 1.5, 20 / 25.4, 33.0)
+    det = seen(table, r, t, {7: raised})
+    pose = TablePose.solve(det, table, CameraModel((1920, 1080), K, DIST))
+    assert pose.anchors_used == (0, 1, 2, 3) and pose.reprojection_px < 1e-3
+    got = pose.pixels_to_table(det.by_id()[7], 1.5)
+    assert np.allclose(got, raised[:, :2], atol=1e-6)
+    assert np.allclose(pose.table_to_pixels(raised), det.by_id()[7], atol=1e-6)
+
+
+def test_one_anchor_is_enough_with_intrinsics(table):
+    r, t = look_down((22.0, 15.0, 30.0))
+    det = seen(table, r, t, {7: marker_corners(20.0, 12.0, 0.0, 0.8, 0.0)})
+    only_one = det.select(np.isin(det.ids, [2, 7]))
+    pose = TablePose.solve(only_one, table, CameraModel((1920, 1080), K, DIST))
+    assert pose.anchors_used == (2,)
+    centre = pose.pixels_to_table(only_one.by_id()[7]).mean(axis=0)
+    assert np.allclose(centre, [20.0, 12.0], atol=0.01)
+
+
+def test_homography_needs_four_anchors_and_ignores_height(table):
+    # A lens without distortion: this is about parallax alone.
+    r, t = look_down((22.0, 15.0, 40.0))
+    none = np.zeros(5)
+    with pytest.raises(PoseError, match="3 of 4 anchors visible \\(0, 1, 2\\); 4 needed"):
+        TablePose.solve(seen(table, r, t, {}).select(np.array([True, True, True, False])), table)
+    # The issue's example: a marker 1 in up and 20 in off-axis under a camera 40 in high
+    # lands like a table point at 20 * 40 / (40 - 1) = 20.513 in: 0.513 in off.
+    raised = marker_corners(42.0, 15.0, 1.0, 0.5, 0.0)
+    det = seen(table, r, t, {7: raised}, none)
+    flat = TablePose.solve(det, table)
+    assert not flat.height_corrected
+    x_flat = flat.pixels_to_table(det.by_id()[7]).mean(axis=0)[0]
+    assert x_flat - 22.0 == pytest.approx(20.0 * 40.0 / 39.0, abs=0.01)
+    exact = TablePose.solve(det, table, CameraModel((1920, 1080), K, none))
+    assert exact.pixels_to_table(det.by_id()[7], 1.0).mean(axis=0)[0] == pytest.approx(42.0)
+
+
+def test_pose_refuses_a_camera_below_the_table(table):
+    # A camera 30 in under the table looking up (as if the anchors were seen through it).
+    r = np.eye(3)
+    t = -r @ np.array([22.0, 15.0, -30.0])
+    det = seen(table, r, t, {})
+    with pytest.raises(PoseError, match="from below"):
+        TablePose.solve(det, table, CameraModel((1920, 1080), K, DIST))
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (('dictionary = "4x4_50"', 'dictionary = "4x4_49"'), "table.dictionary: unknown ArUco"),
+        (("id = 3", "id = 2"), "anchors[3].id: anchor ids must differ, got 2 twice"),
+        (("width_in = 44", "width = 44"), "table.width_in: required key is missing"),
+        (("size_mm = 40\nheading = 90", "size_mm = -4"), "anchors[1].size_mm: Input should be"),
+        (
+            ("[table]", "[table]\nlength_in = 3"),
+            "table.length_in: unknown key; allowed keys: depth",
+        ),
+    ],
+)
+def test_bad_table_file(tmp_path, change, message):
+    path = tmp_path / "table.toml"
+    path.write_text(TABLE_TOML.replace(*change))
+    with pytest.raises(InputError) as err:
+        TableSpec.from_toml(path)
+    assert str(err.value).startswith(f"{path}: {message}")
