@@ -80,9 +80,12 @@ def _load(path: Path, schema: type[BaseModel]) -> BaseModel:
 
 
 def _unique_markers(path: Path, key: str, markers: list[int], taken: set[int]) -> None:
+    """Each marker id once, and none that the table's anchors (or others) already use."""
+    used = set(taken)
     for i, m in enumerate(markers):
-        if markers.count(m) > 1 or m in taken:
+        if m in used:
             raise InputError(f"{path}: {key}[{i}].marker: marker {m} is used twice")
+        used.add(m)
 
 
 def load_roster(path: Path, taken: set[int] = frozenset()) -> list[RosterModel]:  # type: ignore[assignment]

@@ -1,0 +1,919 @@
+"""A synthetic camera: renders a wargames table with ArUco-marked models, and ChArUco boards.
+
+This is how vision is tested without a camera: every picture has exact ground truth.
+
+World frame: table inches, origin at a table corner, x along the width, y along the depth,
+z up from the table surface.  Cameras follow OpenCV: ``rvec``/``tvec`` map world points into
+the camera frame (x right, y down, z forward) and pixel centres sit at integer coordinates.
+
+Rendering is an inverse mapping through the lens, not a homography warp: every (sub)pixel is
+undistorted to a ray, the ray is intersected with the plane of the surface that is there (the
+table at z=0, a marker's card at its own z, a calibration board in its own plane) and that
+surface's texture is sampled at the hit point.  Markers are drawn exactly (the
+``cv2.aruco.generateImageMarker`` bit grid sampled per subpixel, no raster resampling) and
+antialiased by supersampling; the table is a procedural mat sampled once per pixel.  The picture
+is then degraded as a :class:`Shot` says: lighting gradient, Gaussian blur, noise, JPEG.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+import cv2
+import numpy as np
+
+__all__ = [
+    "MM_PER_IN",
+    "PinholeCamera",
+    "PlacedMarker",
+    "Shot",
+    "board_corners_in",
+    "board_on_table",
+    "marker_cells",
+    "random_charuco_views",
+    "render_charuco",
+    "render_table",
+]
+
+MM_PER_IN = 25.4
+
+# Reflectances as 8-bit BGR before lighting: matte print on white card.
+PAPER_BGR = (228.0, 234.0, 238.0)
+INK_BGR = (28.0, 26.0, 26.0)
+MAT_BGR = (92.0, 116.0, 100.0)  # a muted grey-green gaming mat
+FLOOR_BGR = (48.0, 58.0, 70.0)  # what is seen past the table's edge
+BACKGROUND_BGR = (118.0, 118.0, 118.0)  # plain backdrop behind a calibration board
+
+Vec3 = tuple[float, float, float]
+Dist5 = tuple[float, float, float, float, float]
+
+_GRID_ITERATIONS = 16  # fixed-point undistortion steps for the per-pixel ray table
+_RAY_CRITERIA = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 50, 1e-12)
+_STRIP_SAMPLES = 1 << 20  # subsamples processed at once (bounds the memory of big patches)
+
+
+# --------------------------------------------------------------------------------------------
+# Camera
+
+
+def _undistort_normalized(
+    pixels: np.ndarray, camera_matrix: np.ndarray, dist: np.ndarray, criteria: tuple
+) -> np.ndarray:
+    """(N,2) distorted pixels -> (N,2) ideal normalized coordinates (x/z, y/z)."""
+    src = np.ascontiguousarray(pixels, dtype=np.float64).reshape(-1, 1, 2)
+    if src.shape[0] == 0:
+        return np.zeros((0, 2))
+    try:  # OpenCV 5: undistortPoints takes the termination criteria
+        out = cv2.undistortPoints(src, camera_matrix, dist, None, None, None, criteria)
+    except (TypeError, cv2.error):  # OpenCV 4.x: a separate function
+        out = cv2.undistortPointsIter(src, camera_matrix, dist, None, None, criteria)
+    return np.asarray(out, dtype=np.float64).reshape(-1, 2)
+
+
+@dataclass(frozen=True)
+class PinholeCamera:
+    """A pinhole camera with OpenCV's 5-term distortion, posed in the table's world frame."""
+
+    width_px: int
+    height_px: int
+    fx: float
+    fy: float
+    cx: float
+    cy: float
+    dist: Dist5 = (0.0, 0.0, 0.0, 0.0, 0.0)  # OpenCV order k1, k2, p1, p2, k3
+    rvec: Vec3 = (0.0, 0.0, 0.0)  # world (inches) -> camera, Rodrigues
+    tvec: Vec3 = (0.0, 0.0, 0.0)  # world (inches) -> camera, inches
+
+    @classmethod
+    def looking_at(
+        cls,
+        position_in: Sequence[float],
+        target_in: Sequence[float],
+        width_px: int = 1920,
+        height_px: int = 1080,
+        hfov_deg: float = 70.0,
+        dist: Sequence[float] = (-0.12, 0.05, 0.0005, -0.0003, 0.0),
+        up: Sequence[float] = (0.0, 0.0, 1.0),
+    ) -> PinholeCamera:
+        """A camera at ``position_in`` aimed at ``target_in`` with ``up`` toward the image top.
+
+        Square pixels, principal point at the image centre ((w-1)/2, (h-1)/2), fx from the
+        horizontal field of view.  When looking along ``up`` (e.g. straight down), world +y is
+        taken as the image's up direction instead.
+        """
+        fx = (width_px / 2.0) / math.tan(math.radians(hfov_deg) / 2.0)
+        rvec, tvec = _look_at_pose(position_in, target_in, up)
+        return cls(
+            width_px=int(width_px),
+            height_px=int(height_px),
+            fx=fx,
+            fy=fx,
+            cx=(width_px - 1) / 2.0,
+            cy=(height_px - 1) / 2.0,
+            dist=_dist5(dist),
+            rvec=rvec,
+            tvec=tvec,
+        )
+
+    def aimed(
+        self,
+        position_in: Sequence[float],
+        target_in: Sequence[float],
+        up: Sequence[float] = (0.0, 0.0, 1.0),
+    ) -> PinholeCamera:
+        """The same lens and sensor, moved to ``position_in`` and aimed at ``target_in``."""
+        rvec, tvec = _look_at_pose(position_in, target_in, up)
+        return replace(self, rvec=rvec, tvec=tvec)
+
+    @property
+    def camera_matrix(self) -> np.ndarray:
+        return np.array([[self.fx, 0.0, self.cx], [0.0, self.fy, self.cy], [0.0, 0.0, 1.0]])
+
+    @property
+    def dist_coeffs(self) -> np.ndarray:
+        return np.array(self.dist, dtype=np.float64)
+
+    @property
+    def rotation(self) -> np.ndarray:
+        """3x3 world -> camera rotation."""
+        return cv2.Rodrigues(np.array(self.rvec, dtype=np.float64))[0]
+
+    @property
+    def position_in(self) -> np.ndarray:
+        """The camera centre in world inches."""
+        return -self.rotation.T @ np.array(self.tvec, dtype=np.float64)
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """(width, height), as OpenCV's imageSize arguments want it."""
+        return (self.width_px, self.height_px)
+
+    def to_camera(self, points_in: np.ndarray) -> np.ndarray:
+        """(N,3) world points -> (N,3) camera-frame points (z is the depth in inches)."""
+        pts = np.asarray(points_in, dtype=np.float64).reshape(-1, 3)
+        return pts @ self.rotation.T + np.array(self.tvec, dtype=np.float64)
+
+    def project(self, points_in: np.ndarray) -> np.ndarray:
+        """(N,3) world points -> (N,2) distorted pixel coordinates (cv2.projectPoints).
+
+        Points behind the camera are projected too (as OpenCV does); check ``to_camera`` depth.
+        """
+        pts = np.asarray(points_in, dtype=np.float64).reshape(-1, 1, 3)
+        if pts.shape[0] == 0:
+            return np.zeros((0, 2))
+        img, _ = cv2.projectPoints(
+            pts,
+            np.array(self.rvec, dtype=np.float64),
+            np.array(self.tvec, dtype=np.float64),
+            self.camera_matrix,
+            self.dist_coeffs,
+        )
+        return img.reshape(-1, 2)
+
+    def rays(self, pixels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Rays through distorted pixels: (origin (3,), unit directions (N,3)), world frame."""
+        norm = _undistort_normalized(
+            np.asarray(pixels, dtype=np.float64).reshape(-1, 2),
+            self.camera_matrix,
+            self.dist_coeffs,
+            _RAY_CRITERIA,
+        )
+        dirs_cam = np.column_stack([norm, np.ones(len(norm))])
+        dirs = dirs_cam @ self.rotation  # R^T applied to each row
+        dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+        return self.position_in, dirs
+
+    def table_points(self, pixels: np.ndarray, z_in: float = 0.0) -> np.ndarray:
+        """(N,2) distorted pixels -> (N,2) world x, y where their rays meet the plane z=z_in."""
+        origin, dirs = self.rays(pixels)
+        s = (z_in - origin[2]) / dirs[:, 2]
+        return origin[:2] + s[:, None] * dirs[:, :2]
+
+    def _intrinsics_key(self) -> tuple:
+        return (self.width_px, self.height_px, self.fx, self.fy, self.cx, self.cy, self.dist)
+
+
+def _dist5(dist: Sequence[float]) -> Dist5:
+    d = [float(v) for v in dist] + [0.0] * 5
+    return (d[0], d[1], d[2], d[3], d[4])
+
+
+def _look_at_pose(
+    position_in: Sequence[float], target_in: Sequence[float], up: Sequence[float]
+) -> tuple[Vec3, Vec3]:
+    pos = np.asarray(position_in, dtype=np.float64)
+    forward = np.asarray(target_in, dtype=np.float64) - pos
+    if np.linalg.norm(forward) == 0:
+        raise ValueError("camera position and target coincide")
+    forward /= np.linalg.norm(forward)
+    up_v = np.asarray(up, dtype=np.float64)
+    right = np.cross(forward, up_v)
+    if np.linalg.norm(right) < 1e-9 * max(1.0, np.linalg.norm(up_v)):
+        right = np.cross(forward, np.array([0.0, 1.0, 0.0]))
+    right /= np.linalg.norm(right)
+    down = np.cross(forward, right)
+    rot = np.vstack([right, down, forward])
+    rvec = cv2.Rodrigues(rot)[0].ravel()
+    tvec = -rot @ pos
+    return (
+        (float(rvec[0]), float(rvec[1]), float(rvec[2])),
+        (float(tvec[0]), float(tvec[1]), float(tvec[2])),
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def _normalized_grid(key: tuple) -> np.ndarray:
+    """Ideal normalized coordinates of every pixel centre, (H, W, 2) float32, per lens."""
+    width, height, fx, fy, cx, cy, dist = key
+    xs, ys = np.meshgrid(
+        np.arange(width, dtype=np.float64), np.arange(height, dtype=np.float64)
+    )
+    k = np.array([[fx, 0.0, cx], [0.0, fy, cy], [0.0, 0.0, 1.0]])
+    norm = _undistort_normalized(
+        np.column_stack([xs.ravel(), ys.ravel()]),
+        k,
+        np.array(dist, dtype=np.float64),
+        (cv2.TERM_CRITERIA_COUNT, _GRID_ITERATIONS, 0.0),
+    )
+    grid = norm.reshape(height, width, 2).astype(np.float32)
+    grid.flags.writeable = False
+    return grid
+
+
+def _subsample_axis(start: int, stop: int, ss: int, n_pixels: int) -> tuple[np.ndarray, ...]:
+    """Subpixel sample positions along one axis and their bilinear cells in the pixel grid."""
+    offsets = (np.arange(ss, dtype=np.float64) + 0.5) / ss - 0.5
+    pos = (np.arange(start, stop, dtype=np.float64)[:, None] + offsets[None, :]).ravel()
+    i0 = np.clip(np.floor(pos).astype(np.intp), 0, max(n_pixels - 2, 0))
+    frac = (pos - i0).astype(np.float32)
+    return i0, np.minimum(i0 + 1, n_pixels - 1), frac
+
+
+def _sample_grid(grid: np.ndarray, rows: tuple, cols: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """Bilinearly interpolate (and at the frame edge, extrapolate) the ray table."""
+    r0, r1, fr = rows
+    c0, c1, fc = cols
+    fr = fr[:, None]
+    fc = fc[None, :]
+    out = []
+    for ch in (0, 1):
+        g = grid[..., ch]
+        top = g[np.ix_(r0, c0)] * (1 - fc) + g[np.ix_(r0, c1)] * fc
+        bottom = g[np.ix_(r1, c0)] * (1 - fc) + g[np.ix_(r1, c1)] * fc
+        out.append(top * (1 - fr) + bottom * fr)
+    return out[0], out[1]
+
+
+# --------------------------------------------------------------------------------------------
+# Markers and the surfaces they are printed on
+
+
+@functools.lru_cache(maxsize=None)
+def _dictionary(dictionary: int) -> cv2.aruco.Dictionary:
+    return cv2.aruco.getPredefinedDictionary(dictionary)
+
+
+@functools.lru_cache(maxsize=4096)
+def marker_cells(dictionary: int, marker_id: int) -> np.ndarray:
+    """The printed cell grid of a marker, border included: (bits+2)^2 bool, True where inked.
+
+    Row 0 is the printed top edge; it is exactly ``cv2.aruco.generateImageMarker`` at one
+    pixel per cell.
+    """
+    dic = _dictionary(dictionary)
+    if not 0 <= marker_id < dic.bytesList.shape[0]:
+        raise ValueError(f"marker id {marker_id} is not in dictionary {dictionary}")
+    n = dic.markerSize + 2
+    cells = cv2.aruco.generateImageMarker(dic, marker_id, n, borderBits=1) < 128
+    cells.flags.writeable = False
+    return cells
+
+
+@dataclass(frozen=True)
+class PlacedMarker:
+    """An ArUco marker lying flat, face up, on a card at height ``z_in`` above the table."""
+
+    id: int
+    size_mm: float  # side of the black square (quiet zone excluded)
+    x_in: float  # centre of the marker face
+    y_in: float
+    z_in: float = 0.0
+    heading_deg: float = 0.0  # centre -> middle of the printed top edge, degrees CCW from +x
+    dictionary: int = cv2.aruco.DICT_4X4_50
+    quiet_mm: float | None = None  # white border; default one cell, size / (bits + 2)
+
+    @property
+    def cells(self) -> np.ndarray:
+        return marker_cells(self.dictionary, self.id)
+
+    @property
+    def quiet_zone_mm(self) -> float:
+        if self.quiet_mm is not None:
+            return float(self.quiet_mm)
+        return self.size_mm / self.cells.shape[0]
+
+    def corners_in(self) -> np.ndarray:
+        """(4,3) world corners of the black square, in OpenCV's order as printed:
+        top-left, top-right, bottom-right, bottom-left."""
+        return _square_corners(
+            (self.x_in, self.y_in, self.z_in), self.heading_deg, self.size_mm / 2 / MM_PER_IN
+        )
+
+    def _patch(self) -> _Patch:
+        return _Patch(
+            centre=(self.x_in, self.y_in, self.z_in),
+            heading_deg=self.heading_deg,
+            size_mm=self.size_mm,
+            quiet_mm=self.quiet_zone_mm,
+            cells=self.cells,
+        )
+
+
+def _printed_axes(heading_deg: float) -> tuple[np.ndarray, np.ndarray]:
+    """World unit vectors of a face-up print's right (+u) and down (+v) directions."""
+    h = math.radians(heading_deg)
+    right = np.array([math.sin(h), -math.cos(h), 0.0])
+    down = np.array([-math.cos(h), -math.sin(h), 0.0])
+    return right, down
+
+
+def _square_corners(centre: Sequence[float], heading_deg: float, half_in: float) -> np.ndarray:
+    right, down = _printed_axes(heading_deg)
+    c = np.asarray(centre, dtype=np.float64)
+    uv = np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]]) * half_in
+    return c + uv[:, :1] * right + uv[:, 1:] * down
+
+
+@dataclass(frozen=True, eq=False)
+class _Patch:
+    """A square cell pattern printed on a flat white card (a marker or a decoy)."""
+
+    centre: tuple[float, float, float]
+    heading_deg: float
+    size_mm: float
+    quiet_mm: float
+    cells: np.ndarray = field(repr=False)
+
+    @property
+    def card_half_in(self) -> float:
+        return (self.size_mm / 2 + self.quiet_mm) / MM_PER_IN
+
+    def shader(self) -> Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+        half = np.float32(self.size_mm / 2 / MM_PER_IN)
+        card = np.float32(self.card_half_in)
+        n = self.cells.shape[0]
+        cell_scale = np.float32(n / (2 * half))
+        flat = self.cells.ravel()
+
+        def shade(u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            covered = (np.abs(u) <= card) & (np.abs(v) <= card)
+            cu = np.floor((u + half) * cell_scale).astype(np.intp)
+            cv = np.floor((v + half) * cell_scale).astype(np.intp)
+            inside = (cu >= 0) & (cu < n) & (cv >= 0) & (cv < n)
+            ink = np.zeros(u.shape, dtype=bool)
+            ink[inside] = flat[cv[inside] * n + cu[inside]]
+            return covered, ink
+
+        return shade
+
+
+# --------------------------------------------------------------------------------------------
+# Degradation
+
+
+@dataclass(frozen=True)
+class Shot:
+    """How the picture is degraded (and how finely it is sampled)."""
+
+    blur_px: float = 0.6  # Gaussian sigma, pixels
+    noise_sigma: float = 2.0  # Gaussian sensor noise, 8-bit levels
+    gradient: float = 0.25  # peak-to-peak brightness change across the frame, as a fraction
+    jpeg_quality: int | None = 90  # None: no JPEG round trip
+    seed: int = 0  # lighting direction and noise
+    supersample: int = 3  # subsamples per pixel side for markers and boards (table: 1)
+
+
+CLEAN_SHOT = Shot(blur_px=0.0, noise_sigma=0.0, gradient=0.0, jpeg_quality=None)
+
+
+def _develop(img: np.ndarray, shot: Shot) -> np.ndarray:
+    """Lighting gradient, lens blur, sensor noise, quantisation and JPEG, in that order."""
+    rng = np.random.default_rng([shot.seed, 0x5107])
+    h, w = img.shape[:2]
+    if shot.gradient:
+        angle = rng.uniform(0, 2 * math.pi)
+        half_diag = 0.5 * math.hypot(w, h)
+        xs = (np.arange(w, dtype=np.float32) - (w - 1) / 2) / half_diag
+        ys = (np.arange(h, dtype=np.float32) - (h - 1) / 2) / half_diag
+        ramp = math.cos(angle) * xs[None, :] + math.sin(angle) * ys[:, None]
+        vignette = xs[None, :] ** 2 + ys[:, None] ** 2
+        light = (1 + 0.5 * shot.gradient * ramp) * (1 - 0.25 * shot.gradient * vignette)
+        img = img * light[..., None]
+    if shot.blur_px > 0:
+        img = cv2.GaussianBlur(img, (0, 0), shot.blur_px)
+    if shot.noise_sigma > 0:
+        img = img + rng.standard_normal(img.shape, dtype=np.float32) * np.float32(
+            shot.noise_sigma
+        )
+    out = np.clip(np.rint(img), 0, 255).astype(np.uint8)
+    if shot.jpeg_quality is not None:
+        ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(shot.jpeg_quality)])
+        if not ok:
+            raise RuntimeError("JPEG encoding failed")
+        out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Planes through the lens
+
+
+def _draw_plane(
+    out: np.ndarray,
+    camera: PinholeCamera,
+    origin_w: np.ndarray,
+    e1_w: np.ndarray,
+    e2_w: np.ndarray,
+    shade: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
+    bbox: tuple[int, int, int, int],
+    ss: int,
+) -> None:
+    """Composite a printed plane over ``out`` (float32 HxWx3) inside bbox (x0, y0, x1, y1).
+
+    The plane is origin + a*e1 + b*e2 (world, e1 and e2 orthonormal).  Each of ss*ss subsamples
+    per pixel is undistorted to a ray and intersected with the plane; ``shade(a, b)`` says
+    whether the plane is there (covered) and whether it is inked.  Uncovered subsamples keep
+    whatever was drawn before, so drawing in order of height gives painter's occlusion.
+    """
+    x0, y0, x1, y1 = bbox
+    if x1 <= x0 or y1 <= y0:
+        return
+    grid = _normalized_grid(camera._intrinsics_key())
+    rot = camera.rotation
+    t = np.array(camera.tvec, dtype=np.float64)
+    o_c = rot @ origin_w + t  # plane origin, camera frame
+    e1_c, e2_c = rot @ e1_w, rot @ e2_w
+    n_c = np.cross(e1_c, e2_c)
+    n_dot_o = float(n_c @ o_c)
+    e1_o, e2_o = float(e1_c @ o_c), float(e2_c @ o_c)
+    n_c, e1_c, e2_c = (v.astype(np.float32) for v in (n_c, e1_c, e2_c))
+    paper = np.array(PAPER_BGR, dtype=np.float32)
+    ink_col = np.array(INK_BGR, dtype=np.float32)
+    nsub = ss * ss
+    cols = _subsample_axis(x0, x1, ss, camera.width_px)
+    rows_per_strip = max(1, _STRIP_SAMPLES // ((x1 - x0) * nsub))
+    for ys in range(y0, y1, rows_per_strip):
+        ye = min(y1, ys + rows_per_strip)
+        xn, yn = _sample_grid(grid, _subsample_axis(ys, ye, ss, camera.height_px), cols)
+        denom = n_c[0] * xn + n_c[1] * yn + n_c[2]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            s = np.float32(n_dot_o) / denom
+        ahead = np.isfinite(s) & (s > 0) & (s < 1e6)  # in front, and not grazing
+        s[~ahead] = 0
+        a = s * (e1_c[0] * xn + e1_c[1] * yn + e1_c[2]) - np.float32(e1_o)
+        b = s * (e2_c[0] * xn + e2_c[1] * yn + e2_c[2]) - np.float32(e2_o)
+        covered, ink = shade(a, b)
+        covered &= ahead
+        ink &= covered
+        h, w = ye - ys, x1 - x0
+        cnt = covered.reshape(h, ss, w, ss).sum(axis=(1, 3), dtype=np.float32)
+        n_ink = ink.reshape(h, ss, w, ss).sum(axis=(1, 3), dtype=np.float32)
+        region = out[ys:ye, x0:x1]
+        region *= ((nsub - cnt) / nsub)[..., None]
+        region += ((cnt - n_ink) / nsub)[..., None] * paper
+        region += (n_ink / nsub)[..., None] * ink_col
+
+
+def _bbox_of(camera: PinholeCamera, outline_in: np.ndarray, pad: int = 2) -> tuple | None:
+    """Pixel bbox (x0, y0, x1, y1) of a world outline, clipped to the frame; None if unseen."""
+    depth = camera.to_camera(outline_in)[:, 2]
+    if np.any(depth <= 1e-6):
+        if np.all(depth <= 1e-6):
+            return None
+        return (0, 0, camera.width_px, camera.height_px)  # straddles the camera: do it all
+    px = camera.project(outline_in)
+    x0 = max(0, math.floor(px[:, 0].min()) - pad)
+    y0 = max(0, math.floor(px[:, 1].min()) - pad)
+    x1 = min(camera.width_px, math.ceil(px[:, 0].max()) + pad + 1)
+    y1 = min(camera.height_px, math.ceil(px[:, 1].max()) + pad + 1)
+    if x1 <= x0 or y1 <= y0:
+        return None
+    return (x0, y0, x1, y1)
+
+
+def _outline(corners: np.ndarray, per_edge: int = 8) -> np.ndarray:
+    """Points along a closed polygon's edges, so a distorted bbox still contains it."""
+    t = np.linspace(0.0, 1.0, per_edge, endpoint=False)[:, None]
+    nxt = np.roll(corners, -1, axis=0)
+    return np.concatenate([c + t * (d - c) for c, d in zip(corners, nxt, strict=True)])
+
+
+def _draw_patch(out: np.ndarray, camera: PinholeCamera, patch: _Patch, ss: int) -> None:
+    right, down = _printed_axes(patch.heading_deg)
+    centre = np.array(patch.centre, dtype=np.float64)
+    bbox = _bbox_of(
+        camera, _outline(_square_corners(centre, patch.heading_deg, patch.card_half_in))
+    )
+    if bbox is not None:
+        _draw_plane(out, camera, centre, right, down, patch.shader(), bbox, ss)
+
+
+# --------------------------------------------------------------------------------------------
+# The table
+
+
+@functools.lru_cache(maxsize=8)
+def _table_texture(table_in: tuple[float, float], seed: int, ppi: float) -> np.ndarray:
+    """A procedural mat, BGR float32, one texel per 1/ppi inch, texel (0,0) at the corner."""
+    rng = np.random.default_rng([seed, 0x7AB1E])
+    w_px = max(2, math.ceil(table_in[0] * ppi))
+    h_px = max(2, math.ceil(table_in[1] * ppi))
+    lum = np.zeros((h_px, w_px), dtype=np.float32)
+    for scale_in, amp in ((9.0, 6.0), (3.0, 4.0), (0.8, 2.5)):
+        step = max(1, math.ceil(scale_in * ppi))  # texels per noise lattice cell
+        shape = (h_px // step + 4, w_px // step + 4)
+        coarse = rng.standard_normal(shape).astype(np.float32)
+        big = cv2.resize(coarse, (shape[1] * step, shape[0] * step), interpolation=cv2.INTER_CUBIC)
+        oy = int(rng.integers(0, big.shape[0] - h_px + 1))
+        ox = int(rng.integers(0, big.shape[1] - w_px + 1))
+        lum += amp * big[oy : oy + h_px, ox : ox + w_px]
+    # A few soft blotches (wear, spills) and a fine felt grain.
+    blotch = np.zeros_like(lum)
+    for _ in range(int(rng.integers(6, 14))):
+        centre = (int(rng.integers(0, w_px)), int(rng.integers(0, h_px)))
+        axes = (int(rng.uniform(1.0, 4.0) * ppi), int(rng.uniform(0.7, 3.0) * ppi))
+        cv2.ellipse(blotch, centre, axes, rng.uniform(0, 180), 0, 360, rng.uniform(-9, 9), -1)
+    lum += cv2.GaussianBlur(blotch, (0, 0), 0.6 * ppi)
+    lum += rng.standard_normal(lum.shape, dtype=np.float32) * 2.5
+    tint = rng.standard_normal(3).astype(np.float32) * 0.04 + 1.0
+    tex = np.array(MAT_BGR, dtype=np.float32) + lum[..., None] * tint
+    tex.flags.writeable = False
+    return tex
+
+
+def _draw_table(
+    camera: PinholeCamera, table_in: tuple[float, float], texture_seed: int
+) -> np.ndarray:
+    """Every pixel's ray meets the table plane z=0 (one sample per pixel); returns float32."""
+    grid = _normalized_grid(camera._intrinsics_key())
+    rot = camera.rotation
+    t = np.array(camera.tvec, dtype=np.float64)
+    n_c = rot[:, 2].astype(np.float32)  # world +z in the camera frame
+    ex, ey = rot[:, 0].astype(np.float32), rot[:, 1].astype(np.float32)
+    xn, yn = grid[..., 0], grid[..., 1]
+    denom = n_c[0] * xn + n_c[1] * yn + n_c[2]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = np.float32(n_c @ t) / denom
+    x = s * (ex[0] * xn + ex[1] * yn + ex[2]) - np.float32(ex @ t)
+    y = s * (ey[0] * xn + ey[1] * yn + ey[2]) - np.float32(ey @ t)
+    on_table = np.isfinite(s) & (s > 0) & (x >= 0) & (x <= table_in[0])
+    on_table &= (y >= 0) & (y <= table_in[1])
+    ppi = 16.0
+    tex = _table_texture(table_in, texture_seed, ppi)
+    map_x = np.where(on_table, x * ppi - 0.5, -1).astype(np.float32)
+    map_y = np.where(on_table, y * ppi - 0.5, -1).astype(np.float32)
+    img = cv2.remap(tex, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    img[~on_table] = FLOOR_BGR
+    return img
+
+
+# --------------------------------------------------------------------------------------------
+# Decoys: marker-like patterns that are not codes of the dictionary
+
+
+@functools.lru_cache(maxsize=None)
+def _code_words(dictionary: int) -> np.ndarray:
+    """Every code of the dictionary in all four rotations, as (4*N, bits*bits) bool."""
+    dic = _dictionary(dictionary)
+    words = []
+    for i in range(dic.bytesList.shape[0]):
+        inner = marker_cells(dictionary, i)[1:-1, 1:-1]
+        words.extend(np.rot90(inner, k).ravel() for k in range(4))
+    return np.array(words)
+
+
+@functools.lru_cache(maxsize=None)
+def _detector(dictionary: int) -> cv2.aruco.ArucoDetector:
+    return cv2.aruco.ArucoDetector(_dictionary(dictionary), cv2.aruco.DetectorParameters())
+
+
+def _detected_in_print(cells: np.ndarray, dictionary: int) -> bool:
+    """Does the ArUco detector find anything in a clean (or slightly blurred) print of it?"""
+    img = np.where(np.kron(cells, np.ones((12, 12), dtype=bool)), 20, 235).astype(np.uint8)
+    img = cv2.copyMakeBorder(img, 24, 24, 24, 24, cv2.BORDER_CONSTANT, value=235)
+    for candidate in (img, cv2.GaussianBlur(img, (0, 0), 2.0)):
+        _, ids, _ = _detector(dictionary).detectMarkers(candidate)
+        if ids is not None and len(ids):
+            return True
+    return False
+
+
+def _decoy_cells(rng: np.random.Generator, dictionary: int) -> np.ndarray:
+    """A random marker-like cell grid that the dictionary's detector will not accept."""
+    dic = _dictionary(dictionary)
+    bits = dic.markerSize
+    n = bits + 2
+    words = _code_words(dictionary)
+    # Far enough from every code that two misread cells still leave it uncorrectable.
+    min_distance = int(dic.maxCorrectionBits * 0.6) + 3
+    for _ in range(200):
+        kind = rng.integers(0, 3)
+        if kind == 0:  # valid black border, random inner bits that are no code
+            cells = np.ones((n, n), dtype=bool)
+            inner = rng.random((bits, bits)) < 0.5
+            if (words != inner.ravel()).sum(axis=1).min() < min_distance:
+                continue
+            cells[1:-1, 1:-1] = inner
+        elif kind == 1:  # a real code with a broken border
+            cells = marker_cells(dictionary, int(rng.integers(0, dic.bytesList.shape[0]))).copy()
+            ring = np.ones((n, n), dtype=bool)
+            ring[1:-1, 1:-1] = False
+            border = np.flatnonzero(ring)
+            broken = rng.choice(border, size=math.ceil(0.5 * len(border)), replace=False)
+            cells.flat[broken] = False
+        else:  # a finer random grid: looks like a marker, samples to garbage
+            m = n + int(rng.integers(1, 3))
+            cells = np.ones((m, m), dtype=bool)
+            cells[1:-1, 1:-1] = rng.random((m - 2, m - 2)) < 0.5
+        if not _detected_in_print(cells, dictionary):
+            return cells
+    raise RuntimeError("could not make a decoy that the detector rejects")
+
+
+def _place_decoys(
+    count: int,
+    table_in: tuple[float, float],
+    markers: Sequence[PlacedMarker],
+    rng: np.random.Generator,
+) -> list[_Patch]:
+    """Up to ``count`` decoys flat on the table, clear of the markers and of each other."""
+    dictionary = markers[0].dictionary if markers else cv2.aruco.DICT_4X4_50
+    sizes = sorted({m.size_mm for m in markers}) or [25.0]
+    taken = [(m.x_in, m.y_in, math.sqrt(2) * m._patch().card_half_in) for m in markers]
+    decoys: list[_Patch] = []
+    for _ in range(count):
+        cells = _decoy_cells(rng, dictionary)
+        size = float(rng.choice(sizes)) * rng.uniform(0.85, 1.2)
+        quiet = size / cells.shape[0]
+        radius = math.sqrt(2) * (size / 2 + quiet) / MM_PER_IN
+        for _attempt in range(100):
+            x = rng.uniform(radius, table_in[0] - radius)
+            y = rng.uniform(radius, table_in[1] - radius)
+            if all(math.hypot(x - tx, y - ty) > r + radius + 0.1 for tx, ty, r in taken):
+                break
+        else:
+            continue  # the table is full: place fewer
+        taken.append((x, y, radius))
+        decoys.append(
+            _Patch(
+                centre=(x, y, 0.0),
+                heading_deg=float(rng.uniform(0, 360)),
+                size_mm=size,
+                quiet_mm=quiet,
+                cells=cells,
+            )
+        )
+    return decoys
+
+
+# --------------------------------------------------------------------------------------------
+# Public renderers
+
+
+def render_table(
+    camera: PinholeCamera,
+    table_in: tuple[float, float] = (44.0, 30.0),
+    markers: Sequence[PlacedMarker] = (),
+    decoys: int = 0,
+    shot: Shot = Shot(),  # noqa: B008 - frozen, so a shared default is safe
+    texture_seed: int = 0,
+) -> np.ndarray:
+    """Photograph a table: HxWx3 uint8 BGR.
+
+    The mat (procedural texture from ``texture_seed``) fills the table rectangle, a dark floor
+    lies beyond it.  Markers are drawn on their white cards in order of height (higher ones
+    hide lower ones); ``decoys`` marker-like patterns that are not codes of the markers'
+    dictionary are scattered flat on the table, clear of the markers (fewer if they don't fit;
+    their layout also follows ``texture_seed``).
+    """
+    table = (float(table_in[0]), float(table_in[1]))
+    img = _draw_table(camera, table, texture_seed)
+    patches = _place_decoys(decoys, table, markers, np.random.default_rng([texture_seed, 0xDEC0]))
+    patches += [m._patch() for m in markers]
+    ss = max(1, int(shot.supersample))
+    for patch in sorted(patches, key=lambda p: p.centre[2]):
+        _draw_patch(img, camera, patch, ss)
+    return _develop(img, shot)
+
+
+def board_on_table(
+    board: cv2.aruco.CharucoBoard,
+    x_in: float,
+    y_in: float,
+    heading_deg: float = 0.0,
+    z_in: float = 0.0,
+    units_per_in: float = MM_PER_IN,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pose (rvec, tvec) of a board lying face up with its centre at (x_in, y_in, z_in).
+
+    ``heading_deg`` is where the board's printed top edge points, CCW from +x, as for markers.
+    """
+    right, down = _printed_axes(heading_deg)
+    rot = np.column_stack([right, down, [0.0, 0.0, -1.0]])  # board z points into the table
+    cols, rows = board.getChessboardSize()
+    sq = board.getSquareLength()
+    centre_b = np.array([cols * sq / 2, rows * sq / 2, 0.0]) / units_per_in
+    tvec = np.array([x_in, y_in, z_in], dtype=np.float64) - rot @ centre_b
+    return cv2.Rodrigues(rot)[0].ravel(), tvec
+
+
+def board_corners_in(
+    board: cv2.aruco.CharucoBoard,
+    board_pose: tuple[np.ndarray, np.ndarray],
+    units_per_in: float = MM_PER_IN,
+) -> np.ndarray:
+    """World inches of the board's ChArUco corners (index = charuco id)."""
+    rot = cv2.Rodrigues(np.asarray(board_pose[0], dtype=np.float64))[0]
+    pts = np.asarray(board.getChessboardCorners(), dtype=np.float64) / units_per_in
+    return pts @ rot.T + np.asarray(board_pose[1], dtype=np.float64).ravel()
+
+
+class _BoardPattern:
+    """Exact point sampling of a CharucoBoard's printed picture, in board units."""
+
+    def __init__(self, board: cv2.aruco.CharucoBoard, margin: float) -> None:
+        self.cols, self.rows = (int(v) for v in board.getChessboardSize())
+        self.sq = float(board.getSquareLength())
+        self.ml = float(board.getMarkerLength())
+        self.margin = margin
+        dic = board.getDictionary()
+        n = dic.markerSize + 2
+        self.n = n
+        ids = np.asarray(board.getIds()).ravel()
+        square_marker = -np.ones((self.rows, self.cols), dtype=np.intp)
+        tl = np.zeros((self.rows, self.cols, 2))
+        cells = np.zeros((max(1, len(ids)), n, n), dtype=bool)
+        for k, (mid, corners) in enumerate(zip(ids, board.getObjPoints(), strict=True)):
+            c = np.asarray(corners, dtype=np.float64).reshape(4, 3)
+            if not np.allclose(c[1] - c[0], [self.ml, 0, 0], atol=1e-3 * self.ml):
+                raise ValueError("only axis-aligned ChArUco layouts are supported")
+            col, row = (int(v) for v in np.floor(c[:, :2].mean(axis=0) / self.sq))
+            square_marker[row, col] = k
+            tl[row, col] = c[0, :2]
+            cells[k] = self._cells(dic, int(mid))
+        parity = np.add.outer(np.arange(self.rows), np.arange(self.cols)) % 2
+        white_parity = parity[square_marker >= 0]
+        white = int(white_parity[0]) if len(white_parity) else 1
+        self.black = ((parity != white) & (square_marker < 0)).ravel()
+        self.square_marker = square_marker.ravel()
+        self.tl = tl.reshape(-1, 2).astype(np.float32)
+        self.cells = cells.reshape(len(cells), -1)
+
+    @staticmethod
+    def _cells(dic: cv2.aruco.Dictionary, marker_id: int) -> np.ndarray:
+        n = dic.markerSize + 2
+        return cv2.aruco.generateImageMarker(dic, marker_id, n, borderBits=1) < 128
+
+    def shade(self, bx: np.ndarray, by: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        w, h = self.cols * self.sq, self.rows * self.sq
+        m = self.margin
+        covered = (bx >= -m) & (bx <= w + m) & (by >= -m) & (by <= h + m)
+        on_board = (bx >= 0) & (bx < w) & (by >= 0) & (by < h)
+        col = np.clip(np.floor(bx / self.sq), 0, self.cols - 1).astype(np.intp)
+        row = np.clip(np.floor(by / self.sq), 0, self.rows - 1).astype(np.intp)
+        sq_idx = row * self.cols + col
+        ink = on_board & self.black[sq_idx]
+        k = self.square_marker[sq_idx]
+        in_marker_sq = on_board & (k >= 0)
+        idx = sq_idx[in_marker_sq]
+        scale = np.float32(self.n / self.ml)
+        cu = np.floor((bx[in_marker_sq] - self.tl[idx, 0]) * scale).astype(np.intp)
+        cv = np.floor((by[in_marker_sq] - self.tl[idx, 1]) * scale).astype(np.intp)
+        inside = (cu >= 0) & (cu < self.n) & (cv >= 0) & (cv < self.n)
+        marker_ink = np.zeros(len(idx), dtype=bool)
+        marker_ink[inside] = self.cells[
+            k[in_marker_sq][inside], cv[inside] * self.n + cu[inside]
+        ]
+        ink[in_marker_sq] = marker_ink
+        return covered, ink
+
+
+def render_charuco(
+    camera: PinholeCamera,
+    board: cv2.aruco.CharucoBoard,
+    board_pose: tuple[np.ndarray, np.ndarray],
+    shot: Shot = Shot(),  # noqa: B008 - frozen, so a shared default is safe
+    *,
+    units_per_in: float = MM_PER_IN,
+    margin: float | None = None,
+    background_bgr: tuple[float, float, float] = BACKGROUND_BGR,
+) -> np.ndarray:
+    """Photograph a ChArUco board in front of a plain background: HxWx3 uint8 BGR.
+
+    ``board_pose`` = (rvec, tvec) places the board in the camera's world frame: a point P of
+    the board, in board units as ``board.getChessboardCorners()`` gives them (x right, y down
+    the printed picture, z into it; millimetres unless ``units_per_in`` says otherwise), is at
+    ``R(rvec) @ (P / units_per_in) + tvec`` world inches.  :func:`board_on_table` makes the pose
+    of a board lying face up.  The board is printed on white paper with ``margin`` board units
+    of paper around the squares (default half a square).  The picture is the board's current
+    (non-legacy unless the board says so) layout, i.e. what ``board.generateImage`` draws.
+    """
+    pattern = _BoardPattern(board, 0.5 * board.getSquareLength() if margin is None else margin)
+    img = np.empty((camera.height_px, camera.width_px, 3), dtype=np.float32)
+    img[:] = background_bgr
+    rot = cv2.Rodrigues(np.asarray(board_pose[0], dtype=np.float64))[0]
+    origin = np.asarray(board_pose[1], dtype=np.float64).ravel()
+    w_b, h_b, m = pattern.cols * pattern.sq, pattern.rows * pattern.sq, pattern.margin
+    corners_b = np.array([[-m, -m, 0], [w_b + m, -m, 0], [w_b + m, h_b + m, 0], [-m, h_b + m, 0]])
+    outline = _outline(corners_b / units_per_in @ rot.T + origin, per_edge=32)
+    bbox = _bbox_of(camera, outline)
+    scale = np.float32(units_per_in)
+
+    def shade(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return pattern.shade(a * scale, b * scale)
+
+    if bbox is not None:
+        ss = max(1, int(shot.supersample))
+        _draw_plane(img, camera, origin, rot[:, 0], rot[:, 1], shade, bbox, ss)
+    return _develop(img, shot)
+
+
+def random_charuco_views(
+    board: cv2.aruco.CharucoBoard,
+    n: int,
+    width_px: int,
+    height_px: int,
+    seed: int,
+    *,
+    hfov_deg: float | None = None,
+    dist: Sequence[float] | None = None,
+    shot: Shot | None = None,
+    units_per_in: float = MM_PER_IN,
+    min_visible: float = 0.6,
+) -> list[tuple[np.ndarray, PinholeCamera]]:
+    """``n`` calibration pictures of one board by one camera from varied viewpoints.
+
+    The board lies face up at the world origin (:func:`board_on_table` at (0, 0), so its pose
+    is ``board_on_table(board, 0, 0)``); each returned camera has the same intrinsics (hfov
+    drawn in 55..75 degrees unless given, principal point up to 2 % off centre, the default
+    distortion of :meth:`PinholeCamera.looking_at` unless given) and its own pose: tilted up
+    to 50 degrees, any roll, at a distance where the board fills 35..95 % of the frame, and
+    aimed off the board's centre so the board lands in different parts of the frame.  At
+    least ``min_visible`` of the ChArUco corners are inside every frame.
+    """
+    rng = np.random.default_rng([seed, 0xCA11B])
+    fov = float(rng.uniform(55.0, 75.0)) if hfov_deg is None else float(hfov_deg)
+    base = PinholeCamera.looking_at(
+        (0.0, 0.0, 20.0),
+        (0.0, 0.0, 0.0),
+        width_px,
+        height_px,
+        fov,
+        dist if dist is not None else (-0.12, 0.05, 0.0005, -0.0003, 0.0),
+    )
+    fy = base.fx * float(rng.uniform(0.997, 1.003))
+    cx = base.cx + float(rng.uniform(-0.02, 0.02)) * width_px
+    cy = base.cy + float(rng.uniform(-0.02, 0.02)) * height_px
+    base = replace(base, fy=fy, cx=cx, cy=cy)
+    pose = board_on_table(board, 0.0, 0.0, units_per_in=units_per_in)
+    corners = board_corners_in(board, pose, units_per_in)
+    cols, rows = board.getChessboardSize()
+    sq = board.getSquareLength() / units_per_in
+    board_w, board_h = cols * sq, rows * sq
+    half_diag_fov = math.atan(0.5 * math.hypot(width_px, height_px) / base.fx)
+    views: list[tuple[np.ndarray, PinholeCamera]] = []
+    shot = shot if shot is not None else Shot()
+    attempts = 0
+    while len(views) < n:
+        attempts += 1
+        if attempts > 200 * max(n, 1):
+            raise RuntimeError("could not find enough views of the board")
+        tilt = math.radians(rng.uniform(0.0, 50.0))
+        azimuth = rng.uniform(0.0, 2 * math.pi)
+        roll = rng.uniform(0.0, 2 * math.pi)
+        fill = rng.uniform(0.35, 0.95)
+        distance = (0.5 * math.hypot(board_w, board_h)) / math.tan(fill * half_diag_fov)
+        target = np.array(
+            [rng.uniform(-0.3, 0.3) * board_w, rng.uniform(-0.3, 0.3) * board_h, 0.0]
+        )
+        direction = np.array(
+            [
+                math.sin(tilt) * math.cos(azimuth),
+                math.sin(tilt) * math.sin(azimuth),
+                math.cos(tilt),
+            ]
+        )
+        cam = base.aimed(target + distance * direction, target, (math.cos(roll), math.sin(roll), 0))
+        if np.any(cam.to_camera(corners)[:, 2] <= 0):
+            continue
+        px = cam.project(corners)
+        inside = (px[:, 0] >= 8) & (px[:, 0] <= width_px - 9)
+        inside &= (px[:, 1] >= 8) & (px[:, 1] <= height_px - 9)
+        if inside.mean() < min_visible:
+            continue
+        view_shot = replace(shot, seed=shot.seed * 1000 + len(views))
+        views.append((render_charuco(cam, board, pose, view_shot, units_per_in=units_per_in), cam))
+    return views
