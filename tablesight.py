@@ -46,7 +46,6 @@ _NOT_YET = [
     ("analyze", "Referee a recorded video or folder of frames as fast as possible."),
     ("replay", "Serve the replay viewer for a recorded match file."),
     ("export", "Export a match file's events and tracks as JSON or CSV."),
-    ("markers", "Write print-ready PDFs of ArUco markers or the ChArUco board."),
 ]
 
 
@@ -189,6 +188,83 @@ def detect(
     if "pose" in result:
         pose_info = result["pose"]
         click.echo(f"table pose: {pose_info}")
+
+
+def _id_list(text: str) -> list[int]:
+    """``"0-9,12,20-23"`` -> [0, ..., 9, 12, 20, 21, 22, 23]."""
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.strip().partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()):
+            raise click.BadParameter(f"expected ids like 0-9,12, got {text!r}")
+        out.extend(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+@main.command()
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The PDF to write.",
+)
+@click.option("--ids", default="0-19", show_default=True, help="Marker ids, e.g. 0-9,12.")
+@click.option("--size-mm", default=20.0, show_default=True, help="Side of the black square.")
+@click.option("--dictionary", help="ArUco dictionary [default: 4x4_50; 6x6_250 for --charuco]")
+@click.option("--paper", type=click.Choice(["a4", "letter"]), default="a4", show_default=True)
+@click.option("--ring-mm", type=float, help="Draw a cut-out circle of this base diameter.")
+@click.option("--charuco", is_flag=True, help="Write the ChArUco calibration board instead.")
+@click.option("--squares", default="5x7", show_default=True, help="ChArUco squares, X x Y.")
+@click.option("--square-mm", default=30.0, show_default=True, help="ChArUco square side.")
+@click.option("--marker-mm", default=22.0, show_default=True, help="ChArUco marker side.")
+def markers(
+    output: Path,
+    ids: str,
+    size_mm: float,
+    dictionary: str | None,
+    paper: str,
+    ring_mm: float | None,
+    charuco: bool,
+    squares: str,
+    square_mm: float,
+    marker_mm: float,
+) -> None:
+    """Write a print-ready PDF of ArUco markers (or the ChArUco board) at exact size.
+
+    Print at 100% (actual size) and check the 10 mm ruler on the page.
+    """
+    from calibration.printing import charuco_sheet, marker_sheet
+
+    try:
+        if charuco:
+            sx, _, sy = squares.lower().partition("x")
+            if not (sx.isdigit() and sy.isdigit()):
+                fail(f"--squares: expected like 5x7, got {squares!r}")
+            charuco_sheet(
+                output,
+                int(sx),
+                int(sy),
+                square_mm,
+                marker_mm,
+                dictionary or "6x6_250",
+                paper,  # type: ignore[arg-type]
+            )
+            click.echo(f"wrote {output}: ChArUco board {squares}, squares {square_mm} mm")
+            return
+        pages = marker_sheet(
+            output,
+            _id_list(ids),
+            size_mm,
+            dictionary or "4x4_50",
+            paper,
+            ring_mm,  # type: ignore[arg-type]
+        )
+    except ValueError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"{output}: cannot write: {exc.strerror}")
+    click.echo(f"wrote {output}: {pages} page(s) of {size_mm} mm markers; print at 100%")
 
 
 @main.group()
