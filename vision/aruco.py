@@ -30,10 +30,10 @@ class DictionaryError(ValueError):
 
 def dictionary_id(name: str) -> int:
     """OpenCV's id of the dictionary called ``name`` (case-insensitive, ``DICT_`` optional)."""
-    key = name.lower().removeprefix("dict_")
+    key = str(name).strip().lower().removeprefix("dict_")
     if key not in DICTIONARIES:
         known = ", ".join(sorted(DICTIONARIES))
-        raise DictionaryError(f"unknown ArUco dictionary {name!r}; known: {known}")
+        raise DictionaryError(f"unknown ArUco dictionary {name!r}; valid names: {known}")
     return DICTIONARIES[key]
 
 

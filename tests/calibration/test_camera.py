@@ -76,7 +76,7 @@ def test_cli_writes_camera_toml_that_reads_back(shared_dir: Path, tmp_path: Path
         ("squares_x = 5\nsquares_y = 7\nsquare_mm = 40\n", "marker_mm: required key is missing"),
         (
             'squares_x = 5\nsquares_y = 7\nsquare_mm = 40\nmarker_mm = 20\ndictionary = "9x9"\n',
-            "dictionary: unknown ArUco dictionary '9x9'; known: ",
+            "dictionary: unknown ArUco dictionary '9x9'; valid names: ",
         ),
         (
             "squares_x = 5\nsquares_y = 7\nsquare_mm = 40\nmarker_mm = 45\n",

@@ -7,7 +7,14 @@ import importlib
 
 import pytest
 
-MODULES = ["rules.geometry", "rules.pathing", "rules.ruleset", "rules.grid"]
+MODULES = [
+    "rules.geometry",
+    "rules.pathing",
+    "rules.ruleset",
+    "rules.grid",
+    "vision.aruco",
+    "calibration.printing",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -73,5 +73,5 @@ def test_dictionary_names() -> None:
 
     assert dictionary_id("6x6_250") == cv2.aruco.DICT_6X6_250
     assert dictionary_id("DICT_APRILTAG_36h11") == cv2.aruco.DICT_APRILTAG_36h11
-    with pytest.raises(DictionaryError, match="known: 4x4_100, 4x4_1000, 4x4_250, 4x4_50"):
+    with pytest.raises(DictionaryError, match="valid names: 4x4_100, 4x4_1000, 4x4_250, 4x4_50"):
         dictionary_id("4x4")
