@@ -94,7 +94,13 @@ def check(scenario: Path, as_json: bool) -> None:
 @main.command()
 @click.option("--seed", default=7, show_default=True, help="Seed of the generated table.")
 @click.option("--repeats", default=3, show_default=True, help="Times each move is judged.")
-def bench(seed: int, repeats: int) -> None:
+@click.option(
+    "--vision/--no-vision",
+    default=True,
+    show_default=True,
+    help="Also time detection and mapping on rendered 1080p and 4K frames.",
+)
+def bench(seed: int, repeats: int, vision: bool) -> None:
     """Measure how fast the referee judges moves on this machine.
 
     A 60 x 44 in table with 40 terrain pieces and 100 models: one clear move, one move
@@ -106,6 +112,11 @@ def bench(seed: int, repeats: int) -> None:
     click.echo(report(run(seed=seed, repeats=repeats)))
     click.echo("\nJudging moves in squares (Battlestations), this machine:")
     click.echo(report(run_grid(seed=seed)))
+    if vision:
+        from vision.evaluate import detect_and_map_timings
+
+        click.echo("\nDetect and map one frame (x base: OpenCV's raw detectMarkers, defaults):")
+        click.echo(report(detect_and_map_timings()))
 
 
 @main.command()

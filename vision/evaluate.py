@@ -183,5 +183,177 @@ def measure(frames: int = 4, models: int = 40, seed: int = 3, decoys: int = 20) 
 
 
 def _side_px(camera: PinholeCamera, marker: PlacedMarker) -> float:
-    px = camera.project(marker.corners_in())
+    return _side(camera.project(marker.corners_in()))
+
+
+def detect_and_map_timings(repeats: int = 5) -> list[object]:
+    """Per-frame time of the whole detect-and-map step at 1080p and 4K with 10, 50 and 100
+    markers, next to OpenCV's raw ``detectMarkers`` with default parameters on the same
+    frames (the ratio column)."""
+    import time
+
+    from rules.benchmark import Timing
+
+    table = table_spec()
+    anchors = [
+        PlacedMarker(a.id, a.size_mm, a.x_in, a.y_in, 0.0, a.heading, cv2.aruco.DICT_4X4_250)
+        for a in table.anchors
+    ]
+    raw = cv2.aruco.ArucoDetector(
+        cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_250), cv2.aruco.DetectorParameters()
+    )
+    out: list[object] = []
+    for width, height in ((1920, 1080), (3840, 2160)):
+        camera = scene_camera(width, height)
+        intrinsics = CameraModel(
+            (width, height), camera.camera_matrix, camera.dist_coeffs
+        )  # the true lens: this is about time, not accuracy
+        detector = MarkerDetector(table.table.dictionary, (width, height))
+        for n in (10, 50, 100):
+            truth = random_models(n, random.Random(n))
+            image = render_table(camera, TABLE_IN, anchors + [t.marker for t in truth])
+            gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+            roster = [t.entry for t in truth]
+            base, ours = [], []
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                raw.detectMarkers(gray)
+                base.append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                found = detector.detect(gray)
+                pose = TablePose.solve(found, table, intrinsics)
+                locate(found, table, pose, roster)
+                ours.append(time.perf_counter() - t0)
+            goal = 16.0 if height == 1080 and n <= 50 else None
+            out.append(Timing.of(f"{height}p, {n} markers: detect and map", ours, goal, base))
+    return out
+
+
+def settings_study(frames: int = 4, seed: int = 21) -> str:
+    """The detector settings tried, measured on the same rendered 1080p frames: markers of
+    18 px and more found, marker-centre error in px (against the rendered truth), false
+    detections among 40 decoys a frame, ms per frame. Markdown, for docs/."""
+    import time
+
+    from vision.aruco import detector_parameters
+
+    camera = scene_camera()
+    table = table_spec()
+    anchors = [
+        PlacedMarker(a.id, a.size_mm, a.x_in, a.y_in, 0.0, a.heading, cv2.aruco.DICT_4X4_250)
+        for a in table.anchors
+    ]
+    rng = random.Random(seed)
+    shots = []
+    for f in range(frames):
+        truth = random_models(40, rng)
+        markers = anchors + [t.marker for t in truth]
+        image = render_table(
+            camera, TABLE_IN, markers, decoys=40, shot=Shot(seed=f), texture_seed=f
+        )
+        shots.append((cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), {m.id: m for m in markers}))
+    dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_250)
+
+    def ours(refine: str, **changes: float) -> object:
+        params = detector_parameters((camera.width_px, camera.height_px), refine)
+        for key, value in changes.items():
+            setattr(params, key, value)
+        return params
+
+    default = cv2.aruco.DetectorParameters()
+    trials: list[tuple[str, object]] = [
+        ("OpenCV defaults (no refinement)", default),
+        ("ours, no refinement", ours("none")),
+        ("ours, CORNER_REFINE_SUBPIX", ours("subpix")),
+        ("ours, CORNER_REFINE_APRILTAG", ours("apriltag")),
+        ("ours, CORNER_REFINE_CONTOUR (chosen)", ours("contour")),
+        (
+            "contour, OpenCV's minMarkerPerimeterRate 0.03",
+            ours("contour", minMarkerPerimeterRate=0.03),
+        ),
+        (
+            "contour, threshold windows 3, 13, 23",
+            ours("contour", adaptiveThreshWinSizeMax=23, adaptiveThreshWinSizeStep=10),
+        ),
+        ("contour, threshold window 3 only", ours("contour", adaptiveThreshWinSizeMax=3)),
+        ("contour, useAruco3Detection", ours("contour", useAruco3Detection=True)),
+    ]
+    rows = [
+        "| settings | found (>= 18 px) | centre error median / p99 (px) | false | ms/frame |",
+        "|---|---|---|---|---|",
+    ]
+    for name, params in trials:
+        detector = cv2.aruco.ArucoDetector(dictionary, params)
+        found = total = false = 0
+        errors, times = [], []
+        for gray, truth in shots:
+            t0 = time.perf_counter()
+            corners, ids, _ = detector.detectMarkers(gray)
+            times.append(time.perf_counter() - t0)
+            got = {} if ids is None else dict(zip(ids.reshape(-1).tolist(), corners, strict=True))
+            for marker_id, marker in truth.items():
+                projected = camera.project(marker.corners_in())
+                if _side(projected) < 18.0:
+                    continue
+                total += 1
+                if marker_id in got:
+                    found += 1
+                    centre = got[marker_id].reshape(4, 2).mean(axis=0)
+                    errors.append(float(np.linalg.norm(centre - projected.mean(axis=0))))
+            false += sum(1 for i in got if i not in truth)
+        rows.append(
+            f"| {name} | {found}/{total} | {np.median(errors):.3f} / "
+            f"{np.percentile(errors, 99):.3f} | {false} | {1000 * np.median(times):.1f} |"
+        )
+    return "\n".join(rows)
+
+
+def marker_size_table() -> str:
+    """The smallest marker (mm) that stays 18 px wide everywhere on the table, for common
+    tables and cameras: the camera 14 in in front of the near edge and high enough for a
+    70 degree lens to see the whole table, aimed at its middle; a marker lying flat at each
+    far corner, turned the worst way. Markdown."""
+    tables = [(22.0, 30.0), (44.0, 30.0), (48.0, 48.0), (60.0, 44.0), (72.0, 48.0)]
+    cameras = [(1280, 720), (1920, 1080), (3840, 2160)]
+    rows = ["| table (in) | " + " | ".join(f"{h}p" for _, h in cameras) + " |"]
+    rows.append("|---|" + "---|" * len(cameras))
+    for w, d in tables:
+        cells = []
+        for width, height in cameras:
+            camera = None
+            for z in np.arange(10.0, 120.0, 1.0):
+                cam = PinholeCamera.looking_at(
+                    (w / 2, -14.0, z), (w / 2, d / 2, 0.0), width, height, hfov_deg=70.0
+                )
+                corners = np.array([[0, 0, 0], [w, 0, 0], [w, d, 0], [0, d, 0]], dtype=float)
+                px = cam.project(corners)
+                if (px >= 0).all() and (px[:, 0] < width).all() and (px[:, 1] < height).all():
+                    camera = cam
+                    break
+            if camera is None:
+                cells.append("-")
+                continue
+            worst = min(
+                _side(camera.project(PlacedMarker(0, 10.0, x, y, 0.0, h).corners_in()))
+                for x, y in ((0.5, d - 0.5), (w - 0.5, d - 0.5), (w / 2, d - 0.5))
+                for h in (0.0, 45.0)
+            )
+            cells.append(f"{math.ceil(18.0 / worst * 10.0)} mm")
+        rows.append(f"| {w:g} x {d:g} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def _side(px: np.ndarray) -> float:
     return float(np.linalg.norm(px - np.roll(px, -1, axis=0), axis=1).mean())
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:] == ["settings"]:
+        print(settings_study())
+    elif sys.argv[1:] == ["sizes"]:
+        print(marker_size_table())
+    else:
+        for key, value in measure(frames=4, models=40).summary().items():
+            print(f"{key:>24}: {value:.4f}")
