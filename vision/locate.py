@@ -95,15 +95,23 @@ def marker_poses(
     detections: MarkerDetections, pose: TablePose, heights_in: dict[int, float]
 ) -> list[MarkerPose]:
     """Every detected marker mapped onto the plane at its height (0 where unknown)."""
-    out = []
-    for marker_id, corners in zip(detections.ids.tolist(), detections.corners_px, strict=True):
-        z = heights_in.get(marker_id, 0.0) if pose.height_corrected else 0.0
-        xy = pose.pixels_to_table(corners, z)
-        centre = xy.mean(axis=0)
-        top = (xy[0] + xy[1]) / 2 - centre
-        heading = math.degrees(math.atan2(top[1], top[0])) % 360.0
-        out.append(MarkerPose(marker_id, float(centre[0]), float(centre[1]), z, heading, corners))
-    return out
+    ids = detections.ids.tolist()
+    z = np.asarray(
+        [heights_in.get(i, 0.0) if pose.height_corrected else 0.0 for i in ids], dtype=float
+    )
+    # All corners through the lens and onto their planes in one go.
+    xy = pose.pixels_to_table(detections.corners_px.reshape(-1, 2), np.repeat(z, 4)).reshape(
+        -1, 4, 2
+    )
+    centres = xy.mean(axis=1)
+    tops = (xy[:, 0] + xy[:, 1]) / 2 - centres
+    headings = np.degrees(np.arctan2(tops[:, 1], tops[:, 0])) % 360.0
+    return [
+        MarkerPose(i, float(c[0]), float(c[1]), float(h), float(a), corners)
+        for i, c, h, a, corners in zip(
+            ids, centres, z, headings, detections.corners_px, strict=True
+        )
+    ]
 
 
 def locate(
