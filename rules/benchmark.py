@@ -288,6 +288,6 @@ def report(timings: list[Timing]) -> str:
         )
         lines.append(
             f"{t.name:<36}{t.n:>5}{t.p50_ms:>10.2f}{t.p95_ms:>10.2f}{t.max_ms:>10.2f}"
-            f"{t.ratio:>9.1f}  {goal}"
+            f"{t.ratio:>9.2f}  {goal}"
         )
     return "\n".join(lines)
