@@ -101,3 +101,20 @@ def test_undistort_inverts_projection() -> None:
     rays = np.array([[0.1, -0.2, 1.0], [-0.5, 0.3, 1.0], [0.0, 0.0, 1.0]])
     px, _ = cv2.projectPoints(rays, np.zeros(3), np.zeros(3), k, dist)
     assert np.allclose(cam.undistort(px.reshape(-1, 2)), rays[:, :2], atol=1e-6)
+
+
+def test_calibrates_from_a_video(shared_dir: Path, tmp_path: Path) -> None:
+    import cv2
+
+    video = tmp_path / "board.avi"
+    # A lossless codec: with 4 views, JPEG re-compression moves fx by 2%.
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"FFV1"), 2.0, (640, 480))
+    for path in photos(shared_dir):
+        frame = cv2.imread(str(path))
+        for _ in range(3):  # each view held for 3 frames: the repeats are duplicates
+            writer.write(frame)
+    writer.release()
+    result = calibrate(read_views([video], every=1), BOARD)
+    assert len(result.used) == 4
+    assert sum(why == "a duplicate of an earlier view" for why in result.rejected.values()) == 8
+    assert abs(result.camera.fx - REF_FX) / REF_FX < 0.02
