@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,9 +19,9 @@ from typing import Annotated
 
 import cv2
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from rules.errors import InputError, from_validation
+from rules.errors import InputError, load_toml, read_toml, validate
 from vision.aruco import dictionary_id
 
 #: Views blurrier than this (variance of the Laplacian over the board) are rejected: sharp
@@ -57,11 +56,8 @@ class BoardSpec(_Strict):
 
     @classmethod
     def from_toml(cls, path: Path) -> BoardSpec:
-        data = _read_toml(path)
-        try:
-            spec = cls.model_validate(data.get("board", data))
-        except ValidationError as exc:
-            raise from_validation(str(path), cls, exc) from None
+        data = read_toml(path)
+        spec = validate(path, cls, data.get("board", data))
         _check_dictionary(path, "dictionary", spec.dictionary)
         if spec.marker_mm >= spec.square_mm:
             raise InputError(
@@ -93,11 +89,7 @@ class CameraModel:
 
     @classmethod
     def from_toml(cls, path: Path) -> CameraModel:
-        data = _read_toml(path)
-        try:
-            spec = _CameraFile.model_validate(data)
-        except ValidationError as exc:
-            raise from_validation(str(path), _CameraFile, exc) from None
+        spec = load_toml(path, _CameraFile)
         k = np.asarray(spec.camera_matrix, dtype=float)
         if k[0, 0] <= 0 or k[1, 1] <= 0:
             raise InputError(f"{path}: camera_matrix: focal lengths must be positive, got {k}")
@@ -266,15 +258,6 @@ def _coverage(views: list[np.ndarray], size: tuple[int, int], cells: int = 5) ->
         cy = np.clip((pts[:, 1] / size[1] * cells).astype(int), 0, cells - 1)
         hit[cy, cx] = True
     return float(hit.mean())
-
-
-def _read_toml(path: Path) -> dict[str, object]:
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: not valid TOML: {exc}") from None
 
 
 def _check_dictionary(path: Path, key: str, name: str) -> None:

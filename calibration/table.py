@@ -14,17 +14,16 @@ above).
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
 import cv2
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from calibration.camera import CameraModel
-from rules.errors import InputError, from_validation
+from rules.errors import InputError, load_toml
 from vision.aruco import MarkerDetections, dictionary_id
 
 MM_PER_IN = 25.4
@@ -58,16 +57,7 @@ class TableSpec(_Strict):
 
     @classmethod
     def from_toml(cls, path: Path) -> TableSpec:
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise InputError(f"{path}: no such file") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise InputError(f"{path}: not valid TOML: {exc}") from None
-        try:
-            spec = cls.model_validate(data)
-        except ValidationError as exc:
-            raise from_validation(str(path), cls, exc) from None
+        spec = load_toml(path, cls)
         try:
             dictionary_id(spec.table.dictionary)
         except ValueError as exc:

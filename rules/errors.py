@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+import tomllib
+from pathlib import Path
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class InputError(ValueError):
@@ -60,3 +64,26 @@ def from_validation(source: str, schema: type[BaseModel], exc: ValidationError) 
         return InputError(f"{source}: {field_path(loc)}: required key is missing")
     message = err["msg"].removeprefix("Value error, ")
     return InputError(f"{source}: {field_path(loc)}: {message}, got {err.get('input')!r}")
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file as a dict; a missing or malformed file is one ``InputError`` line."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: not valid TOML: {exc}") from None
+
+
+def validate(path: Path, schema: type[M], data: object) -> M:
+    """``data`` checked against ``schema``; the first problem is one ``InputError`` line."""
+    try:
+        return schema.model_validate(data)
+    except ValidationError as exc:
+        raise from_validation(str(path), schema, exc) from None
+
+
+def load_toml(path: Path, schema: type[M]) -> M:
+    """A TOML file read and validated completely, or one line saying what is wrong."""
+    return validate(path, schema, read_toml(path))

@@ -252,12 +252,7 @@ class GridReferee:
         start, end = self.square(mover, at_start=True), self.square(mover)
         known = mover.action in self.rules.actions
         if not known:
-            names = ", ".join(sorted(self.rules.actions))
-            out.flag(
-                "action",
-                mover.id,
-                f"{self.rules.title} has no action '{mover.action}' (it has: {names})",
-            )
+            out.flag("action", mover.id, self.rules.no_such_action(mover.action))
         if start == end and mover.action != "jet":
             return MoveReport(mover.action, self.allowance(mover), 0.0, 0.0, (0.0, 0.0))
         if not self.deck.on(end):

@@ -62,12 +62,7 @@ class Referee:
     def _judge_move(self, mover: Model, out: Findings) -> MoveReport:
         action = self.rules.action(mover.action)
         if action is None:
-            known = ", ".join(sorted(self.rules.actions))
-            out.flag(
-                "action",
-                mover.id,
-                f"{self.rules.title} has no action '{mover.action}' (it has: {known})",
-            )
+            out.flag("action", mover.id, self.rules.no_such_action(mover.action))
             action = self.rules.actions["move"]
         else:
             if not self._check_action(mover, action, out):

@@ -9,13 +9,12 @@
 from __future__ import annotations
 
 import functools
-import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from rules.errors import InputError, from_validation
+from rules.errors import InputError, load_toml
 
 GAMES_DIR = Path(__file__).with_name("games")
 
@@ -146,16 +145,13 @@ class Ruleset(_Strict):
     def action(self, name: str) -> ActionRules | None:
         return self.actions.get(name)
 
+    def no_such_action(self, name: str) -> str:
+        """The one-sentence finding for a declared action this game does not have."""
+        return f"{self.title} has no action '{name}' (it has: {', '.join(sorted(self.actions))})"
+
     @classmethod
     def from_toml(cls, path: Path) -> Ruleset:
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise InputError(f"{path}: not valid TOML: {exc}") from None
-        try:
-            ruleset = cls.model_validate(data)
-        except ValidationError as exc:
-            raise from_validation(str(path), cls, exc) from None
+        ruleset = load_toml(path, cls)
         if "move" not in ruleset.actions:
             raise InputError(f"{path}: actions: every game needs a 'move' action")
         return ruleset

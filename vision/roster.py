@@ -12,14 +12,13 @@ the marker's frame (+x towards the marker's top edge, +y to its left).
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from shapely.geometry import Polygon
 
-from rules.errors import InputError, from_validation
+from rules.errors import InputError, load_toml
 from rules.scenario import OvalBase, RoundBase
 
 
@@ -66,19 +65,6 @@ class _TerrainFile(_Strict):
     terrain: list[TerrainPiece]
 
 
-def _load(path: Path, schema: type[BaseModel]) -> BaseModel:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: not valid TOML: {exc}") from None
-    try:
-        return schema.model_validate(data)
-    except ValidationError as exc:
-        raise from_validation(str(path), schema, exc) from None
-
-
 def _unique_markers(path: Path, key: str, markers: list[int], taken: set[int]) -> None:
     """Each marker id once, and none that the table's anchors (or others) already use."""
     used = set(taken)
@@ -90,15 +76,13 @@ def _unique_markers(path: Path, key: str, markers: list[int], taken: set[int]) -
 
 def load_roster(path: Path, taken: set[int] = frozenset()) -> list[RosterModel]:  # type: ignore[assignment]
     """The models of ``roster.toml``; ``taken`` are marker ids already in use (anchors)."""
-    roster = _load(path, _RosterFile)
-    assert isinstance(roster, _RosterFile)
+    roster = load_toml(path, _RosterFile)
     _unique_markers(path, "models", [m.marker for m in roster.models], set(taken))
     return roster.models
 
 
 def load_terrain(path: Path, taken: set[int] = frozenset()) -> list[TerrainPiece]:  # type: ignore[assignment]
     """The pieces of ``terrain.toml``; ``taken`` are marker ids already in use."""
-    terrain = _load(path, _TerrainFile)
-    assert isinstance(terrain, _TerrainFile)
+    terrain = load_toml(path, _TerrainFile)
     _unique_markers(path, "terrain", [t.marker for t in terrain.terrain], set(taken))
     return terrain.terrain

@@ -55,39 +55,6 @@ def test_enemy_is_not_passed_through_nor_within_1in(kit, movement, rules):
         assert finding.measured == pytest.approx(ZONE_DETOUR, abs=0.02)
 
 
-def test_exactly_at_the_limit_is_legal(kit):
-    # Round bases are measured exactly: an allowance of ZONE_DETOUR - 0.05, plus the 0.05
-    # tolerance, is exactly the detour, so the move is legal and nothing is too close.
-    movement = ZONE_DETOUR - 0.05
-    verdict = kit.judge(
-        GAME,
-        [
-            kit.model("a", "red", (10, 10), (16, 10), movement=movement),
-            kit.model("e", "blue", (13, 10)),
-        ],
-    )
-    assert verdict.legal and verdict.advisories == ()
-    kit.assert_path(verdict, "a", ZONE_DETOUR, width=1e-6)
-
-
-def test_close_call_round_an_oval(kit):
-    # An oval's curve is known only between two polygons, so its detour is a bracket.
-    # True length past it (its 1 in zone and the mover's 0.5 in radius),
-    # by an independent method: the convex hull of a dense outline.
-    true = kit.oval_detour((10, 10), (16, 10), (13, 10), grow_in=1.5)
-    movement = true - 0.05  # allowance + tolerance = the true length, inside the bracket
-    models = [
-        kit.model("a", "red", (10, 10), (16, 10), movement=movement),
-        kit.model("o", "blue", (13, 10, 0, 90), base=kit.oval),
-    ]
-    verdict = kit.judge(GAME, models)
-    assert verdict.legal
-    kit.assert_path(verdict, "a", true)
-    call = kit.one(verdict.advisories, "close_call")
-    assert call.measured == pytest.approx(true, abs=0.02)
-    assert call.limit == pytest.approx(movement)
-
-
 @pytest.mark.parametrize(
     ("end", "rule", "amount"),
     [((8.6, 10), "control_zone", 0.4), ((0.4, 10), "off_table", 0.1)],  # 1.4-1; 0.5-0.4

@@ -78,39 +78,6 @@ def test_friendly_model_blocks_and_forces_a_detour(kit):
     assert kit.one(verdict.violations, "movement").limit == 6
 
 
-def test_exactly_at_the_limit_is_legal(kit):
-    # Round bases are measured exactly: an allowance of ROUND_BASE_DETOUR - 0.05, plus the 0.05
-    # tolerance, is exactly the detour, so the move is legal and nothing is too close.
-    movement = ROUND_BASE_DETOUR - 0.05
-    verdict = kit.judge(
-        GAME,
-        [
-            kit.model("a", "red", (10, 10), (16, 10), movement=movement),
-            kit.model("f", "red", (13, 10)),
-        ],
-    )
-    assert verdict.legal and verdict.advisories == ()
-    kit.assert_path(verdict, "a", ROUND_BASE_DETOUR, width=1e-6)
-
-
-def test_close_call_round_an_oval(kit):
-    # An oval's curve is known only between two polygons, so its detour is a bracket.
-    # True length past it (a friend (no zone, no passing through): the mover's 0.5 in radius),
-    # by an independent method: the convex hull of a dense outline.
-    true = kit.oval_detour((10, 10), (16, 10), (13, 10), grow_in=0.5)
-    movement = true - 0.05  # allowance + tolerance = the true length, inside the bracket
-    models = [
-        kit.model("a", "red", (10, 10), (16, 10), movement=movement),
-        kit.model("o", "red", (13, 10, 0, 90), base=kit.oval),
-    ]
-    verdict = kit.judge(GAME, models)
-    assert verdict.legal
-    kit.assert_path(verdict, "a", true)
-    call = kit.one(verdict.advisories, "close_call")
-    assert call.measured == pytest.approx(true, abs=0.02)
-    assert call.limit == pytest.approx(movement)
-
-
 def test_blocked_when_the_end_is_walled_in(kit):
     ring = [
         kit.box("n", 8, 14, 16, 15, "impassable"),

@@ -1,0 +1,66 @@
+"""Exactly at the limit, and too close to call, in every free-movement game.
+
+Round bases and walls are measured exactly, so a move whose shortest path equals its
+allowance plus the tolerance is legal with nothing to report. An oval base's curve is
+only known between two polygons: when the limit falls inside that bracket, the verdict
+is a ``close_call`` advisory, never a violation.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.rules.test_judge_cosmic_combat import WALL_DETOUR
+from tests.rules.test_judge_necromunda import ZONE_DETOUR
+from tests.rules.test_judge_trench_crusade import ROUND_BASE_DETOUR
+
+# (game, hand-computed detour, the other model, terrain) - the detour of a mover from
+# (10,10) to (16,10) round a model at (13,10), or from (2,13) to (9,13) round a wall.
+EXACT = [
+    ("cosmic-combat", WALL_DETOUR, None, ("wall", 5, 10, 6, 16, "impassable")),
+    ("cosmic-combat-revised", ZONE_DETOUR, ("e", "blue"), None),  # round an enemy's 1" zone
+    ("necromunda", ZONE_DETOUR, ("e", "blue"), None),
+    ("trench-crusade", ROUND_BASE_DETOUR, ("f", "red"), None),  # round a friend's base
+]
+
+# (game, side of the oval, its keywords, how far its outline is grown for the mover)
+OVAL = [
+    ("cosmic-combat", "blue", [], 1.5),  # an enemy's 1 in zone and the mover's 0.5 in
+    ("cosmic-combat-revised", "blue", [], 1.5),
+    ("necromunda", "blue", ["vehicle"], 0.5),  # an enemy vehicle has no zone
+    ("trench-crusade", "red", [], 0.5),  # a friend: no zone, no passing through
+]
+
+
+@pytest.mark.parametrize(("game", "hand", "other", "wall"), EXACT)
+def test_exactly_at_the_limit_is_legal(kit, game, hand, other, wall):
+    movement = hand - 0.05  # allowance + 0.05 tolerance = exactly the detour
+    if wall:
+        models = [kit.model("a", "red", (2, 13), (9, 13), movement=movement)]
+        terrain = [kit.box(*wall)]
+    else:
+        models = [
+            kit.model("a", "red", (10, 10), (16, 10), movement=movement),
+            kit.model(other[0], other[1], (13, 10)),
+        ]
+        terrain = []
+    verdict = kit.judge(game, models, terrain)
+    assert verdict.legal and verdict.advisories == ()
+    kit.assert_path(verdict, "a", hand, width=1e-6)
+
+
+@pytest.mark.parametrize(("game", "side", "keywords", "grow"), OVAL)
+def test_close_call_round_an_oval(kit, game, side, keywords, grow):
+    # True length by an independent method: the convex hull of a dense grown outline.
+    true = kit.oval_detour((10, 10), (16, 10), (13, 10), grow_in=grow)
+    movement = true - 0.05  # allowance + tolerance = the true length, inside the bracket
+    models = [
+        kit.model("a", "red", (10, 10), (16, 10), movement=movement),
+        kit.model("o", side, (13, 10, 0, 90), base=kit.oval, keywords=keywords),
+    ]
+    verdict = kit.judge(game, models)
+    assert verdict.legal
+    kit.assert_path(verdict, "a", true)
+    call = kit.one(verdict.advisories, "close_call")
+    assert call.measured == pytest.approx(true, abs=0.02)
+    assert call.limit == pytest.approx(movement)
