@@ -34,7 +34,7 @@ MIN_CORNERS = 8
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class BoardSpec(_Strict):

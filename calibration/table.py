@@ -30,7 +30,7 @@ MM_PER_IN = 25.4
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Anchor(_Strict):

@@ -20,7 +20,7 @@ GAMES_DIR = Path(__file__).with_name("games")
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class MovementRules(_Strict):

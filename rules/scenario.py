@@ -24,7 +24,8 @@ Mm = Annotated[float, Field(gt=0)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # NaN and Infinity are valid JSON to Python's parser, and meaningless as inches.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class RoundBase(_Strict):
@@ -149,6 +150,8 @@ class Scenario:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise InputError(f"{path}: not UTF-8 text (a scenario is a JSON file)") from None
         return cls.from_json(text, str(path))
 
 

@@ -90,6 +90,38 @@ def test_bad_scenario_is_one_line_and_exit_2(
     assert lines[0].startswith(f"tablesight: {path}: {expected}")
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Python's JSON parser accepts NaN and Infinity; neither is a distance
+        (
+            json.dumps(GOOD).replace('"x": 2,', '"x": NaN,', 1),
+            "models[0].start.x: Input should be a finite number, got nan",
+        ),
+        (
+            json.dumps(GOOD).replace('"movement": 5', '"movement": Infinity', 1),
+            "models[0].movement: Input should be a finite number, got inf",
+        ),
+    ],
+)
+def test_non_finite_numbers(tmp_path: Path, text: str, expected: str) -> None:
+    path = tmp_path / "scenario.json"
+    path.write_text(text)
+    result = tablesight("check", str(path))
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"tablesight: {path}: {expected}"
+
+
+def test_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "scenario.json"
+    path.write_bytes(b"\xff\xfe{}")
+    result = tablesight("check", str(path))
+    assert result.returncode == 2
+    assert (
+        result.stderr.strip() == f"tablesight: {path}: not UTF-8 text (a scenario is a JSON file)"
+    )
+
+
 def test_not_json_and_missing_file(tmp_path: Path) -> None:
     broken = tmp_path / "broken.json"
     broken.write_text("{ not json")

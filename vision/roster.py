@@ -23,7 +23,7 @@ from rules.scenario import OvalBase, RoundBase
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class RosterModel(_Strict):
