@@ -370,9 +370,11 @@ class _Search:
             return None
         cost, legs = found
         if self.regions:
-            refined = self._refine(legs)
-            if refined is not None and refined[0] < cost:
-                return refined
+            # The search weighs each arc at its middle; the route is then measured piece
+            # by piece, its crossings slid to the cheapest places where that stays clear.
+            measured = [r for r in (self._refine(legs), self._refine(legs, slide=False)) if r]
+            if measured:
+                return min(measured, key=lambda r: r[0])
         return cost, self._polyline(legs)
 
     def _astar(self, bound: float) -> tuple[float, list[_Leg]] | None:
@@ -430,7 +432,13 @@ class _Search:
                 sweep = np.mod(o1 * (depart - leg.angle), _TWO_PI)
                 sweep = np.where(sweep > _TWO_PI - 1e-9, 0.0, sweep)
                 arc = r1 * sweep
-            g = leg.g + arc * (self.weight_at(c1) if self.regions else 1.0) + length
+            arc_cost = arc
+            if self.regions and r1 > GRAZE_IN:
+                middle = leg.angle + o1 * arc / (2.0 * r1)
+                arc_cost = arc * self.weights_at(
+                    c1[0] + r1 * np.cos(middle), c1[1] + r1 * np.sin(middle)
+                )
+            g = leg.g + arc_cost + length
             h = np.hypot(q[:, 0] - e[0], q[:, 1] - e[1])
             ok &= g + h <= bound
             idx = np.flatnonzero(ok)
@@ -482,12 +490,30 @@ class _Search:
         cx, cy = self.cx[prev.disc], self.cy[prev.disc]
         return [(float(cx + r * math.cos(a)), float(cy + r * math.sin(a))) for a in angles]
 
-    def _refine(self, legs: list[_Leg]) -> tuple[float, tuple[XY, ...]] | None:
+    def weights_at(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Cost per inch at each point: the heaviest region containing it, else 1."""
+        w = np.ones(np.shape(x))
+        for poly, weight in zip(self.region_polys, self.region_weights, strict=True):
+            w = np.where(shapely.contains_xy(poly, x, y), np.maximum(w, weight), w)
+        return w
+
+    def _arc_cost(self, prev: _Leg, leg: _Leg) -> float:
+        """An arc's cost, measured in pieces of at most 5 degrees."""
+        r = float(self.cr[prev.disc])
+        sweep = leg.arc / r
+        n = max(math.ceil(sweep / math.radians(5.0)), 1)
+        middles = prev.angle + prev.orient * sweep * (np.arange(n) + 0.5) / n
+        cx, cy = self.cx[prev.disc], self.cy[prev.disc]
+        w = self.weights_at(cx + r * np.cos(middles), cy + r * np.sin(middles))
+        return float(leg.arc / n * w.sum())
+
+    def _refine(self, legs: list[_Leg], slide: bool = True) -> tuple[float, tuple[XY, ...]] | None:
         """Bend the straight parts of the route where they cross region boundaries.
 
         Each crossing point slides along its boundary edge to minimise the cost of its
         two segments (a convex problem in one variable), sweeping until nothing moves.
-        ``None`` if the result runs into an obstacle.
+        ``None`` if the result runs into an obstacle. Without ``slide``, the route as
+        found, measured the same way.
         """
         rings = [_ring(r.polygon) for r in self.regions]
         edges = np.concatenate([np.stack([r, np.roll(r, -1, axis=0)], axis=1) for r in rings])
@@ -497,9 +523,7 @@ class _Search:
         run = [np.asarray(legs[0].at)]
         for prev, leg in itertools.pairwise(legs):
             if prev.disc >= 0 and leg.arc > 0.0:
-                arc_cost += leg.arc * self.weight_at(
-                    np.array([self.cx[prev.disc], self.cy[prev.disc]])
-                )
+                arc_cost += self._arc_cost(prev, leg)
                 pieces.append(run)
                 arcs.append(self._arc_points(prev, leg))
                 run = [np.asarray(leg.leave)]
@@ -510,7 +534,7 @@ class _Search:
         total = arc_cost
         out: list[XY] = []
         for n, piece in enumerate(pieces):
-            refined = self._slide(piece, edges)
+            refined = self._slide(piece, edges, slide)
             if refined is None:
                 return None
             cost, pts = refined
@@ -520,7 +544,9 @@ class _Search:
                 out.extend(arcs[n])
         return total, tuple(_dedupe(out))
 
-    def _slide(self, points: list[np.ndarray], edges: np.ndarray) -> tuple[float, list[XY]] | None:
+    def _slide(
+        self, points: list[np.ndarray], edges: np.ndarray, slide_points: bool = True
+    ) -> tuple[float, list[XY]] | None:
         pts: list[np.ndarray] = []
         slide: list[list[int]] = []
         for k, (p, q) in enumerate(itertools.pairwise(points)):
@@ -534,7 +560,7 @@ class _Search:
                 slide.append([edge])
         pts.append(points[-1])
         slide.append([])
-        for _ in range(20):
+        for _ in range(20 if slide_points else 0):
             moved = 0.0
             for i in range(1, len(pts) - 1):
                 if not slide[i]:

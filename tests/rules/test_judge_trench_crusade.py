@@ -321,3 +321,19 @@ def test_charge_bonus_capped_at_12in(kit, movement, roll, limit):
     assert verdict.moves["c"].allowance == limit
     finding = kit.one(verdict.violations, "charge")
     assert (finding.measured, finding.limit) == (pytest.approx(12.5, abs=0.02), limit)
+
+
+def test_arc_inside_difficult_ground_costs_double_though_its_centre_is_outside(kit):
+    # Regression: an arc was charged at the rate of the point it bends round. The mover
+    # (r 0.5) passes under a friend at (5, 10.3): 1 in from its centre, all of it inside the
+    # mud (y < 10). From (3.5, 9.5): |(1.5, 0.8)| = 1.7, tangent sqrt(1.7^2 - 1) = 1.374773;
+    # each tangent meets the circle atan2(1.5, 0.8) - acos(1 / 1.7) = 0.138918 rad from its
+    # bottom: 2 * 1.374773 + 2 * 0.138918 = 3.027381 in, all in mud at 2 each: 6.054761.
+    mud = kit.box("mud", 0, 0, 10, 10, "difficult")
+    models = [
+        kit.model("a", "red", (3.5, 9.5), (6.5, 9.5), movement=5.9),
+        kit.model("b", "red", (5, 10.3)),
+    ]
+    verdict = kit.judge(GAME, models, [mud], table=(20.0, 20.0))
+    assert verdict.rules() == ["movement"]
+    kit.assert_path(verdict, "a", 2 * 3.027381, width=1e-6)
