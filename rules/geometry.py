@@ -214,5 +214,16 @@ def overlap_depth(a: Polygon, b: Polygon) -> float:
     return float(max(push.min(), 0.0))
 
 
-def point_in(polygon: Polygon, xy: tuple[float, float]) -> bool:
-    return bool(polygon.contains(Point(xy)))
+def depth_inside(outline: Polygon, region: Polygon) -> float:
+    """How far ``outline`` reaches inside ``region`` (any shape), in inches: the deepest
+    corner of their intersection, measured from the region's edge. 0 when apart.
+
+    >>> from shapely.geometry import box
+    >>> depth_inside(box(0, 0, 2, 2), box(1.5, -5, 9, 5))
+    0.5
+    """
+    common = outline.intersection(region)
+    if common.is_empty or common.area <= 0.0:
+        return 0.0
+    corners = shapely.points(shapely.get_coordinates(common))
+    return float(shapely.distance(corners, region.boundary).max())

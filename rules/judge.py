@@ -16,7 +16,7 @@ from shapely.geometry import LineString, Point
 from shapely.ops import substring
 
 from rules.field import MoveField, climb_cost, on_top_of
-from rules.geometry import Pose, edge_distance, gap_lower_bound, overlap_depth
+from rules.geometry import Pose, depth_inside, edge_distance, gap_lower_bound
 from rules.pathing import Path, shortest_path
 from rules.ruleset import ActionRules, Ruleset
 from rules.scene import Model, Scene
@@ -365,7 +365,19 @@ class Referee:
             return report
         best = legal
         if best is None and zone_ids:
-            best, field_ = self._path(mover, frozenset(), cap - climb)
+            through, _ = self._path(mover, frozenset(), cap - climb)
+            if through is not None:
+                zone_in = self.rules.zone.range_in if self.rules.zone else 0.0
+                out.flag(
+                    "control_zone",
+                    mover.id,
+                    f"no route to {mover.id}'s end keeps {inches(zone_in)} from the models it "
+                    f"must keep away from; passing through their zones it is "
+                    f"{inches(through.length_in + climb)}",
+                    measured=through.length_in + climb,
+                    limit=allowance,
+                )
+                return report
         if best is None:
             if not field_.connected():
                 out.flag(
@@ -433,7 +445,7 @@ class Referee:
             if piece.has("impassable") or (
                 piece.has("climbable") and not on_top_of(piece, mover.pose, self.tol)
             ):
-                depth = overlap_depth(footprint, piece.polygon)
+                depth = depth_inside(footprint, piece.polygon)
                 if depth > self.tol:
                     out.flag(
                         "base_overlap",

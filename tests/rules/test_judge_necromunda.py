@@ -254,3 +254,23 @@ def test_dangerous_terrain(kit, keywords, hand, warned):
     assert verdict.legal
     kit.assert_path(verdict, "a", hand)
     assert kit.advisories(verdict) == (["dangerous_terrain"] if warned else [])
+
+
+@pytest.mark.parametrize(
+    ("end_y", "rules", "depth"), [(1.49, [], None), (1.3, ["base_overlap"], 0.2)]
+)
+def test_overlap_with_an_l_shaped_wall_is_measured_from_the_arm_it_touches(
+    kit, end_y, rules, depth
+):
+    # Regression: the depth was measured against the L's convex hull (1.99 in). The base
+    # (r 0.5) at (3, end_y) reaches y = end_y - 0.5 into the arm y 0..1: 0.01 (inside the
+    # 0.05 tolerance) or 0.2 in.
+    wall = {
+        "id": "L",
+        "polygon": [[0, 0], [10, 0], [10, 1], [1, 1], [1, 10], [0, 10]],
+        "keywords": ["impassable"],
+    }
+    verdict = kit.judge(GAME, [kit.model("a", "red", (3, 4), (3, end_y), movement=6)], [wall])
+    assert verdict.rules() == rules
+    if depth is not None:
+        assert verdict.violations[0].measured == pytest.approx(depth, abs=1e-3)
