@@ -90,7 +90,8 @@ class MoveField:
             blocks = not (friendly_pass and other.is_friend_of(mover))
             if other.id in zone_ids:
                 others.append(other)
-                grows.append(zone_in)
+                # as at the end of a move, the tolerance applies while passing too
+                grows.append(max(zone_in - scene.tolerance_in, 0.0))
             elif blocks:
                 others.append(other)
                 grows.append(0.0)

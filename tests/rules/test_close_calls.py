@@ -25,8 +25,9 @@ EXACT = [
 
 # (game, side of the oval, its keywords, how far its outline is grown for the mover)
 OVAL = [
-    ("cosmic-combat", "blue", [], 1.5),  # an enemy's 1 in zone and the mover's 0.5 in
-    ("cosmic-combat-revised", "blue", [], 1.5),
+    # an enemy's 1 in zone less the 0.05 tolerance, and the mover's 0.5 in
+    ("cosmic-combat", "blue", [], 1.45),
+    ("cosmic-combat-revised", "blue", [], 1.45),
     ("necromunda", "blue", ["vehicle"], 0.5),  # an enemy vehicle has no zone
     ("trench-crusade", "red", [], 0.5),  # a friend: no zone, no passing through
 ]

@@ -169,9 +169,10 @@ def test_may_not_end_within_1in_of_an_enemy(kit, end, gap, rules):
 
 def test_only_route_within_allowance_passes_through_an_enemy_zone(kit):
     # (10,10) -> (16,10) past an enemy at (13,10): straight is 6 (<= 7.05), but keeping
-    # 0.5+1+0.5 = 2" from its centre costs 2*sqrt(3^2-2^2) + 2*2*asin(2/3)
-    # = 4.47214 + 2.91892 = 7.39106 > 7.05.
-    hand = 2 * math.sqrt(5) + 4 * math.asin(2 / 3)
+    # R = 0.5 + (1 - 0.05 tolerance) + 0.5 = 1.95 in from its centre costs
+    # 2*sqrt(3^2 - R^2) + 2*R*asin(R/3) = 4.55962 + 2.75955 = 7.31917 > 7.05.
+    r = 1.95
+    hand = 2 * math.sqrt(9 - r**2) + 2 * r * math.asin(r / 3)
     models = [
         kit.model("a", "red", (10, 10), (16, 10), movement=7),
         kit.model("e", "blue", (13, 10)),

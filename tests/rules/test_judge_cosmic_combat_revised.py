@@ -14,10 +14,12 @@ import pytest
 
 GAME = "cosmic-combat-revised"
 
-# The detour of a mover from (10,10) to (16,10) round an enemy's 1" zone at (13,10): keep
-# 0.5+1+0.5 = 2" from its centre. Tangents sqrt(3^2-2^2) = 2.23607 each; arc of radius 2
-# turning 2*asin(2/3) = 1.45946 rad = 2.91892". Total 4.47214 + 2.91892 = 7.39106.
-ZONE_DETOUR = 2 * math.sqrt(5) + 4 * math.asin(2 / 3)
+# The 0.05 in tolerance applies while passing a zone as at the end of a move, so the
+# centre keeps R = 0.5 + (1 - 0.05) + 0.5 = 1.95 in from the enemy's. Tangents
+# sqrt(3^2 - R^2) = 2.27981 each; arc of radius R turning 2*asin(R/3) = 1.41516 rad =
+# 2.75955 in. Total 4.55962 + 2.75955 = 7.31917.
+ZONE_R = 1.95
+ZONE_DETOUR = 2 * math.sqrt(9 - ZONE_R**2) + 2 * ZONE_R * math.asin(ZONE_R / 3)
 
 
 # -- movement -----------------------------------------------------------------------------

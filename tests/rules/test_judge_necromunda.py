@@ -14,10 +14,12 @@ import pytest
 
 GAME = "necromunda"
 
-# The detour of a mover from (10,10) to (16,10) round an enemy fighter's 1" zone at
-# (13,10): keep 0.5+1+0.5 = 2" from its centre. Tangents sqrt(3^2-2^2) = 2.23607 each;
-# arc of radius 2 turning 2*asin(2/3) = 1.45946 rad = 2.91892". 4.47214 + 2.91892 = 7.39106.
-ZONE_DETOUR = 2 * math.sqrt(5) + 4 * math.asin(2 / 3)
+# The 0.05 in tolerance applies while passing a zone as at the end of a move, so the
+# centre keeps R = 0.5 + (1 - 0.05) + 0.5 = 1.95 in from the enemy's. Tangents
+# sqrt(3^2 - R^2) = 2.27981 each; arc of radius R turning 2*asin(R/3) = 1.41516 rad =
+# 2.75955 in. Total 4.55962 + 2.75955 = 7.31917.
+ZONE_R = 1.95
+ZONE_DETOUR = 2 * math.sqrt(9 - ZONE_R**2) + 2 * ZONE_R * math.asin(ZONE_R / 3)
 
 
 # -- movement -----------------------------------------------------------------------------
@@ -274,3 +276,17 @@ def test_overlap_with_an_l_shaped_wall_is_measured_from_the_arm_it_touches(
     assert verdict.rules() == rules
     if depth is not None:
         assert verdict.violations[0].measured == pytest.approx(depth, abs=1e-3)
+
+
+def test_tolerance_applies_while_passing_as_at_the_end(kit):
+    # Regression: ending 0.97 in from an enemy was legal (1 - 0.05 tolerance) but passing
+    # 0.97 in from two was not. The straight line y = 11.97 runs 1.97 in from both centres:
+    # 1.97 - 0.5 - 0.5 = 0.97 in edge to edge. Straight: 8 in, the allowance.
+    models = [
+        kit.model("a", "red", (1, 11.97), (9, 11.97), movement=8),
+        kit.model("e1", "blue", (5, 10)),
+        kit.model("e2", "blue", (5, 13.94)),
+    ]
+    verdict = kit.judge(GAME, models)
+    assert verdict.rules() == []
+    kit.assert_path(verdict, "a", 8.0, width=1e-9)

@@ -18,10 +18,12 @@ GAME = "trench-crusade"
 # = 2.82843 each side; arc of radius 1 turning 2*asin(1/3) = 0.67967 rad.
 # 2*2.82843 + 0.67967 = 6.33653.
 ROUND_BASE_DETOUR = 2 * math.sqrt(8) + 2 * math.asin(1 / 3)
-# The same move round an enemy's 1" zone: keep 0.5+1+0.5 = 2" from its centre.
-# Tangent sqrt(9-4) = 2.23607 each side; arc of radius 2 turning 2*asin(2/3) = 1.45946 rad
-# = 2.91892". 2*2.23607 + 2.91892 = 7.39106.
-ZONE_DETOUR = 2 * math.sqrt(5) + 2 * 2 * math.asin(2 / 3)
+# The 0.05 in tolerance applies while passing a zone as at the end of a move, so the
+# centre keeps R = 0.5 + (1 - 0.05) + 0.5 = 1.95 in from the enemy's. Tangents
+# sqrt(3^2 - R^2) = 2.27981 each; arc of radius R turning 2*asin(R/3) = 1.41516 rad =
+# 2.75955 in. Total 4.55962 + 2.75955 = 7.31917.
+ZONE_R = 1.95
+ZONE_DETOUR = 2 * math.sqrt(9 - ZONE_R**2) + 2 * ZONE_R * math.asin(ZONE_R / 3)
 # From (2,13) to (9,13) round an impassable wall x 5..6, y 10..16, over its top. The
 # centre keeps 0.5" off the wall: arcs of radius 0.5 round the corners (5,16) and (6,16).
 # |S-(5,16)| = sqrt(3^2+3^2) = sqrt(18); tangent sqrt(18-0.25) = 4.21307; the arc turns
