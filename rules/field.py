@@ -25,7 +25,7 @@ import shapely
 from shapely.geometry import LineString, Point, Polygon
 
 from rules.geometry import Pose, centre_to_base
-from rules.pathing import XY, Obstacle, Region
+from rules.pathing import XY, Obstacle, Region, in_ellipse
 from rules.ruleset import Ruleset
 from rules.scene import Model, Scene, Terrain
 
@@ -196,14 +196,11 @@ class MoveField:
         complete = bool(inside.all())
         regions = []
         for region, (centre, radius) in zip(self.regions, self._region_circles, strict=True):
-            if _in_ellipse(start, end, centre, radius, bound_in):
+            if in_ellipse(start, end, centre, radius, bound_in):
                 regions.append(region)
             else:
                 complete = False
         return kept, regions, complete
-
-    def obstacle_ids(self, kind: str) -> list[str]:
-        return [item.id for item in self._items if item.kind == kind]
 
     def zones_near(self, line: LineString) -> dict[str, Polygon]:
         """Inner polygons of the zone obstacles that may touch ``line``, by model id."""
@@ -230,11 +227,6 @@ def _model_item(other: Model, grow_in: float, radius: float) -> _Lazy:
 
 def _const(obstacle: Obstacle) -> Callable[[], Obstacle]:
     return lambda: obstacle
-
-
-def _in_ellipse(start: XY, end: XY, centre: XY, radius: float, bound_in: float) -> bool:
-    """Whether a disc may reach inside the ellipse of points within ``bound_in`` of both ends."""
-    return math.dist(start, centre) + math.dist(end, centre) - 2.0 * radius <= bound_in
 
 
 def _shape(obstacle: Obstacle) -> Polygon:

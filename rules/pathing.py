@@ -95,10 +95,6 @@ class Path:
     lower_in: float
     points: tuple[XY, ...]
 
-    @property
-    def upper_in(self) -> float:
-        return self.length_in
-
     def line(self) -> LineString:
         return LineString(self.points)
 

@@ -29,7 +29,7 @@ class MovementRules(_Strict):
     pass_through: Literal["nobody", "friendly"] = "nobody"
     #: Cost of one inch of difficult terrain, by locomotion keyword; ``default`` for the rest.
     difficult_cost: dict[str, float] = Field(default_factory=lambda: {"default": 2.0})
-    #: Movers with one of these keywords ignore dangerous terrain's cost (it still warns).
+    #: Dangerous terrain costs as difficult terrain does (crossing it still warns).
     dangerous_as_difficult: bool = True
     #: Gaps whose width rounded down to the inch is at most this are crossed at no extra
     #: cost; wider ones cost as difficult terrain. ``None``: gaps cost as difficult terrain.
@@ -40,7 +40,8 @@ class MovementRules(_Strict):
     may_leave_table: bool = False
 
     def difficult_factor(self, keywords: frozenset[str]) -> float:
-        """Inches of allowance one inch of difficult terrain costs a mover with ``keywords``."""
+        """Inches of allowance one inch of difficult terrain costs a mover with ``keywords``
+        (the first of ``difficult_cost``'s keywords, in the file's order, that it has)."""
         for keyword, cost in self.difficult_cost.items():
             if keyword != "default" and keyword in keywords:
                 return cost
