@@ -218,7 +218,14 @@ class _Search:
                 cx.append(x)
                 cy.append(y)
                 cr.append(radius)
-        free = [*(_ring(r.polygon) for r in self.regions), *self._exits()]
+        # Region corners, and a seed halfway along each region edge: a route may cross an
+        # edge anywhere, and the seeds let the search find crossings that bend nowhere
+        # near a corner (the slide afterwards puts them where they belong).
+        seeds = []
+        for region in self.regions:
+            ring = _ring(region.polygon)
+            seeds += [ring, (ring + np.roll(ring, -1, axis=0)) / 2.0]
+        free = [*seeds, *self._exits()]
         for xy in free:
             cx.extend(xy[:, 0])
             cy.extend(xy[:, 1])
@@ -547,10 +554,8 @@ class _Search:
         slide: list[list[int]] = []
         for k, (p, q) in enumerate(itertools.pairwise(points)):
             pts.append(p)
-            corner = np.flatnonzero(
-                (np.hypot(*(edges[:, 0] - p).T) < 1e-9) | (np.hypot(*(edges[:, 1] - p).T) < 1e-9)
-            )
-            slide.append([] if k == 0 else [int(c) for c in corner])
+            on = np.flatnonzero(_distance_to_edges(p, edges) < 1e-9)  # a corner or a seed
+            slide.append([] if k == 0 else [int(c) for c in on])
             for t, edge in _crossings(p, q, edges):
                 pts.append(p + t * (q - p))
                 slide.append([edge])
@@ -643,6 +648,15 @@ _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 
 def _norm(v: np.ndarray) -> float:
     return math.hypot(float(v[0]), float(v[1]))
+
+
+def _distance_to_edges(p: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Distance from point ``p`` to each edge (a segment) in ``edges`` (N, 2, 2)."""
+    a, e = edges[:, 0], edges[:, 1] - edges[:, 0]
+    t = np.clip(
+        np.einsum("ij,ij->i", p - a, e) / np.maximum(np.einsum("ij,ij->i", e, e), 1e-300), 0, 1
+    )
+    return np.asarray(np.hypot(*(a + t[:, None] * e - p).T))
 
 
 def _crossings(p: np.ndarray, q: np.ndarray, edges: np.ndarray) -> list[tuple[float, int]]:

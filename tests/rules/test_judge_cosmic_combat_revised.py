@@ -279,3 +279,29 @@ def test_unit_in_a_chain_is_coherent(kit):
         kit.model("a3", "red", (14, 10), unit="a"),
     ]
     assert kit.judge(GAME, models).advisories == ()
+
+
+def test_cheapest_route_cuts_the_tip_of_a_difficult_triangle(kit):
+    # Regression: the search bent only at corners, so a route cutting across the tip of a
+    # difficult triangle (neither straight nor round a corner) was missed. The optimum, by
+    # an independent grid search over where the route enters (edge (3,6)-(7,3)) and leaves
+    # (edge (7,3)-(6.5,4.2)) the triangle, costing the inside twice:
+    import numpy as np
+
+    a, b = np.array([2.5, 3.5]), np.array([8.0, 4.5])
+    t = np.linspace(0.5, 1.0, 1001)[:, None]  # along the first edge, towards the tip
+    u = np.linspace(0.0, 1.0, 1001)[None, :]  # and along the second
+    p = (3 + 4 * t, 6 - 3 * t)
+    q = (7 - 0.5 * u, 3 + 1.2 * u)
+    cost = (
+        np.hypot(p[0] - a[0], p[1] - a[1])
+        + 2 * np.hypot(q[0] - p[0], q[1] - p[1])
+        + np.hypot(b[0] - q[0], b[1] - q[1])
+    )
+    hand = float(cost.min())  # 6.198 (the corner route (7, 3) would cost 6.33)
+    scrub = {"id": "scrub", "polygon": [[3, 6], [7, 3], [6.5, 4.2]], "keywords": ["difficult"]}
+    mover = kit.model("a", "red", (2.5, 3.5), (8, 4.5), movement=6.2)
+    verdict = kit.judge(GAME, [mover], [scrub], table=(20.0, 10.0))
+    assert verdict.rules() == []
+    kit.assert_path(verdict, "a", hand, width=1e-5)
+    assert verdict.moves["a"].shortest_path == pytest.approx(hand, abs=1e-5)
