@@ -14,6 +14,7 @@ MODULES = [
     "rules.grid",
     "vision.aruco",
     "calibration.printing",
+    "vision.tracking",
 ]
 
 

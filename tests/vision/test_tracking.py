@@ -1,0 +1,102 @@
+"""The tracker on sequences of sightings with known truth (30 frames a second)."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from vision.tracking import Sighting, Tracker, TrackState
+
+FPS = 30.0
+
+
+def run(frames: list[list[Sighting]], tracker: Tracker | None = None):
+    tracker = tracker or Tracker()
+    events = []
+    for k, sightings in enumerate(frames):
+        events += tracker.update(k / FPS, sightings)
+    return tracker, events
+
+
+def noisy(rng: random.Random, marker: int, x: float, y: float, sigma: float = 0.01) -> Sighting:
+    return Sighting(marker, rng.gauss(x, sigma), rng.gauss(y, sigma), rng.gauss(90.0, 0.3))
+
+
+def test_noise_never_moves_a_still_model():
+    # 10 s of a still model seen with 0.01 in of noise: no move, and it settles at the truth
+    rng = random.Random(1)
+    tracker, events = run([[noisy(rng, 3, 12.0, 7.0)] for _ in range(300)])
+    assert events == []
+    track = tracker.tracks[3]
+    assert track.state is TrackState.SETTLED
+    assert math.dist(track.xy, (12.0, 7.0)) < 0.01
+
+
+def test_a_real_move_is_one_event_with_its_numbers():
+    # still at (5, 5) for 1 s, slides 3 in along x over 1 s, still at (8, 5) for 1 s
+    rng = random.Random(2)
+    frames = [[noisy(rng, 1, 5.0, 5.0)] for _ in range(30)]
+    frames += [[noisy(rng, 1, 5.0 + 3.0 * k / 30, 5.0)] for k in range(1, 31)]
+    frames += [[noisy(rng, 1, 8.0, 5.0)] for _ in range(30)]
+    _, events = run(frames)
+    assert len(events) == 1
+    move = events[0]
+    assert math.dist(move.from_xy, (5.0, 5.0)) < 0.01
+    assert math.dist(move.to_xy, (8.0, 5.0)) < 0.01
+    assert move.distance_in == pytest.approx(3.0, abs=0.02)
+    # it stops at frame 59 (t = 59/30 s) and has settled 0.3 s (settle_s) later
+    assert move.t == pytest.approx(59 / FPS + 0.3, abs=1.01 / FPS)
+    assert move.sigma_in < 0.01  # averaged over the settling window
+
+
+def test_a_move_is_followed_without_lag():
+    # during a 4 in/s slide the track stays on the latest sighting
+    tracker = Tracker()
+    for k in range(20):
+        tracker.update(k / FPS, [Sighting(1, 2.0 + 4.0 * k / FPS, 3.0)])
+        if k > 1:
+            assert tracker.tracks[1].x == pytest.approx(2.0 + 4.0 * k / FPS)
+
+
+def test_a_slow_slide_is_a_move_too():
+    # 0.02 in a frame (inside the 0.05 deadband) for 3 s: 1.8 in, then still
+    frames = [[Sighting(4, 10.0, 10.0)] for _ in range(15)]
+    frames += [[Sighting(4, 10.0 + 0.02 * k, 10.0)] for k in range(1, 91)]
+    frames += [[Sighting(4, 11.8, 10.0)] for _ in range(15)]
+    _, events = run(frames)
+    assert len(events) == 1
+    assert events[0].distance_in == pytest.approx(1.8, abs=0.01)
+
+
+def test_a_hand_over_the_table_is_no_move():
+    # seen 1 s, hidden 1 s, seen again where it was: nothing happened
+    rng = random.Random(3)
+    frames = [[noisy(rng, 2, 20.0, 15.0)] for _ in range(30)]
+    frames += [[] for _ in range(30)]
+    frames += [[noisy(rng, 2, 20.0, 15.0)] for _ in range(30)]
+    tracker, events = run(frames[:45])
+    assert tracker.tracks[2].state is TrackState.HIDDEN
+    assert tracker.tracks[2].xy == pytest.approx((20.0, 15.0), abs=0.01)  # keeps its pose
+    _, events = run(frames)
+    assert events == []
+
+
+def test_hidden_then_seen_elsewhere_has_moved():
+    # the hand picks the model up and puts it down 4 in away
+    frames = [[Sighting(2, 20.0, 15.0)] for _ in range(30)]
+    frames += [[] for _ in range(30)]
+    frames += [[Sighting(2, 24.0, 15.0)] for _ in range(30)]
+    _, events = run(frames)
+    assert [(e.from_xy, e.to_xy) for e in events] == [((20.0, 15.0), (24.0, 15.0))]
+
+
+def test_a_marker_first_seen_is_not_a_move():
+    _, events = run([[Sighting(9, 1.0, 1.0)] for _ in range(30)])
+    assert events == []
+
+
+def test_bad_settings_say_how_to_fix_them():
+    with pytest.raises(ValueError, match="smoothing must be in \\(0, 1\\], got 0"):
+        Tracker(smoothing=0)

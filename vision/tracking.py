@@ -1,0 +1,197 @@
+"""Tracks of markers in table inches: smoothed, settled, hidden, moved.
+
+Identity is the marker id. Each frame's sightings (already in table inches, so a bumped
+camera changes nothing here) update one ``Track`` per marker:
+
+* noise must not move a still model: a sighting within ``deadband_in`` of the track
+  only nudges it (exponential smoothing); one further away is a real move and the track
+  jumps to it at once, so a move is followed without lag;
+* a track is ``settled`` once every sighting of the last ``settle_s`` seconds lies within
+  ``still_in`` of their mean; its settled pose is that mean (noise averages out);
+* a marker not seen is ``hidden`` and keeps its last pose: a hand over the table is
+  never a move. Seen again near where it was, it is simply settled again; seen
+  elsewhere, it moved.
+
+``Tracker.update`` returns ``Moved`` events, one each time a track settles somewhere
+other than where it last settled: the finished moves the referee judges.
+
+>>> tracker = Tracker()
+>>> for frame in range(12):
+...     events = tracker.update(frame / 30, [Sighting(7, 10.0, 5.0, 90.0)])
+>>> tracker.tracks[7].state
+<TrackState.SETTLED: 'settled'>
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class TrackState(Enum):
+    MOVING = "moving"
+    SETTLED = "settled"
+    HIDDEN = "hidden"
+
+
+@dataclass(frozen=True)
+class Sighting:
+    """One marker seen in one frame: centre (inches), heading (degrees), height, and the
+    uncertainty of the centre (inches, one standard deviation)."""
+
+    id: int
+    x: float
+    y: float
+    heading: float = 0.0
+    z: float = 0.0
+    sigma_in: float = 0.01
+
+
+@dataclass(frozen=True)
+class Moved:
+    """A marker that settled somewhere new: from its last settled pose to this one."""
+
+    id: int
+    t: float
+    from_xy: tuple[float, float]
+    to_xy: tuple[float, float]
+    from_heading: float
+    to_heading: float
+    sigma_in: float
+
+    @property
+    def distance_in(self) -> float:
+        return math.dist(self.from_xy, self.to_xy)
+
+
+@dataclass
+class Track:
+    """What is known of one marker."""
+
+    id: int
+    x: float
+    y: float
+    heading: float
+    z: float
+    sigma_in: float
+    state: TrackState = TrackState.MOVING
+    last_seen: float = 0.0
+    #: Where it last settled (None until it first has).
+    settled_xy: tuple[float, float] | None = None
+    settled_heading: float = 0.0
+    recent: deque[tuple[float, float, float, float]] = field(default_factory=deque)
+
+    @property
+    def xy(self) -> tuple[float, float]:
+        return (self.x, self.y)
+
+
+def _angle_mean(degrees: Iterable[float]) -> float:
+    values = list(degrees)
+    s = sum(math.sin(math.radians(d)) for d in values)
+    c = sum(math.cos(math.radians(d)) for d in values)
+    return math.degrees(math.atan2(s, c)) % 360.0
+
+
+class Tracker:
+    """One ``update(t, sightings)`` per frame; returns the moves that just finished."""
+
+    def __init__(
+        self,
+        deadband_in: float = 0.05,
+        still_in: float = 0.03,
+        settle_s: float = 0.3,
+        smoothing: float = 0.2,
+    ) -> None:
+        if not 0.0 < smoothing <= 1.0:
+            raise ValueError(f"Tracker: smoothing must be in (0, 1], got {smoothing}")
+        if still_in <= 0 or deadband_in <= 0 or settle_s <= 0:
+            raise ValueError(
+                "Tracker: deadband_in, still_in and settle_s must be positive, got "
+                f"{deadband_in}, {still_in}, {settle_s}"
+            )
+        self.deadband_in = deadband_in
+        self.still_in = still_in
+        self.settle_s = settle_s
+        self.smoothing = smoothing
+        self.tracks: dict[int, Track] = {}
+
+    def update(self, t: float, sightings: Iterable[Sighting]) -> list[Moved]:
+        """Feed one frame taken at ``t`` seconds; the moves that finished with it."""
+        seen: set[int] = set()
+        moved: list[Moved] = []
+        for s in sightings:
+            if s.id in seen:
+                continue  # a marker seen twice in one frame: keep the first sighting
+            seen.add(s.id)
+            track = self.tracks.get(s.id)
+            if track is None:
+                track = Track(s.id, s.x, s.y, s.heading, s.z, s.sigma_in, last_seen=t)
+                self.tracks[s.id] = track
+            event = self._observe(track, t, s)
+            if event is not None:
+                moved.append(event)
+        for track in self.tracks.values():
+            if track.id not in seen and track.state is not TrackState.HIDDEN:
+                track.state = TrackState.HIDDEN
+                track.recent.clear()
+        return moved
+
+    def _observe(self, track: Track, t: float, s: Sighting) -> Moved | None:
+        # A settled track is held to where it settled, so that a slow slide (each frame's
+        # step inside the deadband) still counts as a move.
+        settled = track.state is TrackState.SETTLED and track.settled_xy is not None
+        ref = track.settled_xy if settled and track.settled_xy else track.xy
+        jump = math.dist(ref, (s.x, s.y))
+        if jump > self.deadband_in or track.state is TrackState.HIDDEN:
+            # A real move (or a reappearance): follow it at once.
+            track.x, track.y, track.heading = s.x, s.y, s.heading
+            if jump > self.deadband_in:
+                track.state = TrackState.MOVING
+                track.recent.clear()
+            elif track.state is TrackState.HIDDEN:
+                track.state = TrackState.SETTLED if track.settled_xy else TrackState.MOVING
+        else:
+            a = self.smoothing
+            track.x += a * (s.x - track.x)
+            track.y += a * (s.y - track.y)
+            turn = (s.heading - track.heading + 180.0) % 360.0 - 180.0
+            track.heading = (track.heading + a * turn) % 360.0
+        track.z, track.sigma_in, track.last_seen = s.z, s.sigma_in, t
+        track.recent.append((t, s.x, s.y, s.heading))
+        while track.recent and track.recent[0][0] < t - self.settle_s - 1e-9:
+            track.recent.popleft()
+        if track.state is TrackState.MOVING and self._still(track, t):
+            return self._settle(track, t)
+        return None
+
+    def _still(self, track: Track, t: float) -> bool:
+        """Seen for ``settle_s`` seconds, every sighting within ``still_in`` of the mean."""
+        if not track.recent or track.recent[0][0] > t - self.settle_s + 1e-9:
+            return False
+        mx = sum(r[1] for r in track.recent) / len(track.recent)
+        my = sum(r[2] for r in track.recent) / len(track.recent)
+        return all(math.dist((r[1], r[2]), (mx, my)) <= self.still_in for r in track.recent)
+
+    def _settle(self, track: Track, t: float) -> Moved | None:
+        n = len(track.recent)
+        track.x = sum(r[1] for r in track.recent) / n
+        track.y = sum(r[2] for r in track.recent) / n
+        track.heading = _angle_mean(r[3] for r in track.recent)
+        track.state = TrackState.SETTLED
+        before, before_heading = track.settled_xy, track.settled_heading
+        track.settled_xy, track.settled_heading = track.xy, track.heading
+        if before is None or math.dist(before, track.xy) <= self.deadband_in:
+            return None  # first seen here, or back where it was
+        return Moved(
+            track.id,
+            t,
+            before,
+            track.xy,
+            before_heading,
+            track.heading,
+            track.sigma_in / math.sqrt(n),
+        )
