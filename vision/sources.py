@@ -1,0 +1,183 @@
+"""Where frames come from: a webcam, a video file, a folder of images, a network stream.
+
+``open_source("0")`` is webcam 0, ``open_source("match.mp4")`` a video file,
+``open_source("shots/*.png")`` or a folder a sequence of images, and
+``open_source("http://phone:8080/video")`` (or ``rtsp://...``) a network stream.
+
+Files are read in order, every frame, with their own timestamps. Live sources are read on
+a thread of their own that keeps only the newest frame, so processing never falls behind
+the camera; a live source that fails or is unplugged is retried with backoff, and its
+``status`` says "camera lost, retrying".
+"""
+
+from __future__ import annotations
+
+import glob
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"}
+
+
+class SourceError(ValueError):
+    """A source that cannot be opened: the message says what was tried."""
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One frame: its picture, its time in seconds and its number in the source."""
+
+    image: np.ndarray
+    t: float
+    index: int
+
+
+class FileSource:
+    """A video file or a sequence of image files, every frame in order."""
+
+    live = False
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+        path = Path(spec)
+        if any(ch in spec for ch in "*?["):
+            self.images = sorted(glob.glob(spec))
+            if not self.images:
+                raise SourceError(f"{spec}: no files match")
+        elif path.is_dir():
+            self.images = sorted(
+                str(p) for p in path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES
+            )
+            if not self.images:
+                raise SourceError(f"{spec}: no images in this folder")
+        elif path.is_file():
+            self.images = []
+            capture = cv2.VideoCapture(spec)
+            ok = capture.isOpened()
+            capture.release()
+            if not ok:
+                raise SourceError(f"{spec}: not a video OpenCV can read")
+        else:
+            raise SourceError(f"{spec}: no such file or folder")
+        self.fps = 30.0
+
+    def frames(self) -> Iterator[Frame]:
+        if self.images:
+            for index, name in enumerate(self.images):
+                image = cv2.imread(name)
+                if image is None:
+                    raise SourceError(f"{name}: not an image OpenCV can read")
+                yield Frame(image, index / self.fps, index)
+            return
+        capture = cv2.VideoCapture(self.spec)
+        self.fps = capture.get(cv2.CAP_PROP_FPS) or 30.0
+        index = 0
+        try:
+            while True:
+                ok, image = capture.read()
+                if not ok:
+                    break
+                msec = capture.get(cv2.CAP_PROP_POS_MSEC)
+                t = msec / 1000.0 if msec > 0 else index / self.fps
+                yield Frame(image, t, index)
+                index += 1
+        finally:
+            capture.release()
+
+
+class LiveSource:
+    """A webcam or network stream read on its own thread; only the newest frame is kept."""
+
+    live = True
+
+    def __init__(
+        self,
+        spec: str,
+        size: tuple[int, int] = (1920, 1080),
+        retry_s: tuple[float, float] = (0.5, 8.0),
+    ) -> None:
+        self.spec = spec
+        self.size = size
+        self.retry_s = retry_s
+        self.status = "starting"
+        self.granted: tuple[int, int, str] | None = None
+        self._latest: Frame | None = None
+        self._taken = -1
+        self._cond = threading.Condition()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._read, name=f"source {spec}", daemon=True)
+        self._thread.start()
+
+    def _open(self) -> cv2.VideoCapture:
+        target: int | str = int(self.spec) if self.spec.isdigit() else self.spec
+        capture = cv2.VideoCapture(target)
+        if isinstance(target, int) and capture.isOpened():
+            # Ask webcams for 1080p MJPG; report what they granted.
+            capture.set(cv2.CAP_PROP_FOURCC, cv2.VideoWriter_fourcc(*"MJPG"))
+            capture.set(cv2.CAP_PROP_FRAME_WIDTH, self.size[0])
+            capture.set(cv2.CAP_PROP_FRAME_HEIGHT, self.size[1])
+        if capture.isOpened():
+            code = int(capture.get(cv2.CAP_PROP_FOURCC))
+            fourcc = "".join(chr((code >> 8 * i) & 0xFF) for i in range(4)).strip("\x00")
+            self.granted = (
+                int(capture.get(cv2.CAP_PROP_FRAME_WIDTH)),
+                int(capture.get(cv2.CAP_PROP_FRAME_HEIGHT)),
+                fourcc,
+            )
+        return capture
+
+    def _read(self) -> None:
+        delay = self.retry_s[0]
+        index = 0
+        start = time.monotonic()
+        while not self._stop.is_set():
+            capture = self._open()
+            while not self._stop.is_set() and capture.isOpened():
+                ok, image = capture.read()
+                if not ok:
+                    break
+                self.status = "live"
+                delay = self.retry_s[0]
+                with self._cond:
+                    self._latest = Frame(image, time.monotonic() - start, index)
+                    self._cond.notify_all()
+                index += 1
+            capture.release()
+            if self._stop.is_set():
+                break
+            self.status = "camera lost, retrying"
+            self._stop.wait(delay)
+            delay = min(delay * 2.0, self.retry_s[1])
+
+    def frames(self, timeout_s: float | None = None) -> Iterator[Frame]:
+        """The newest frame each time one arrives (frames in between are skipped)."""
+        while not self._stop.is_set():
+            with self._cond:
+                if not self._cond.wait_for(
+                    lambda: self._latest is not None and self._latest.index > self._taken,
+                    timeout=timeout_s,
+                ):
+                    return
+                frame = self._latest
+                assert frame is not None
+                self._taken = frame.index
+            yield frame
+
+    def close(self) -> None:
+        self._stop.set()
+        with self._cond:
+            self._cond.notify_all()
+        self._thread.join(timeout=5.0)
+
+
+def open_source(spec: str) -> FileSource | LiveSource:
+    """The source ``spec`` names: a webcam index, a URL, a file, a folder or a glob."""
+    if spec.isdigit() or "://" in spec:
+        return LiveSource(spec)
+    return FileSource(spec)
