@@ -1,0 +1,96 @@
+"""The game session: phases, finished moves, declarations and the events they cause."""
+
+from __future__ import annotations
+
+import pytest
+
+from rules.geometry import Base, Pose
+from rules.ruleset import load_ruleset
+from rules.scene import Model, Table
+from rules.session import Session
+
+
+def game(name: str = "trench-crusade") -> Session:
+    base = Base.round(25.4)
+    models = {
+        "a": Model("a", "red", "a", base, 6.0, Pose(5, 5)),
+        "b": Model("b", "red", "b", base, 6.0, Pose(5, 15)),
+        "e": Model("e", "blue", "e", base, 6.0, Pose(17, 5)),
+    }
+    session = Session(load_ruleset(name), Table(30, 20), models)
+    for mid, m in models.items():
+        session.seen(mid, m.start)
+    return session
+
+
+def kinds(events):
+    return [(e.kind, e.rule) for e in events]
+
+
+def test_a_legal_move_is_reported_with_its_distance():
+    s = game()
+    assert kinds(s.start_phase(0.0, 0, turn=2, side="red")) == [("phase_started", None)]
+    events = s.moved(1.0, 30, "a", Pose(9, 8))  # 3-4-5: 5 in of 6
+    assert kinds(events) == [("model_moved", None)]
+    assert events[0].measured == pytest.approx(5.0)
+
+
+def test_over_long_then_moved_back_is_resolved():
+    s = game()
+    s.start_phase(0.0, 0)
+    over = s.moved(1.0, 30, "a", Pose(12, 5))  # 7 in of 6
+    assert kinds(over) == [("model_moved", None), ("violation", "movement")]
+    assert (over[1].measured, over[1].limit) == (pytest.approx(7.0), 6.0)
+    back = s.moved(2.0, 60, "a", Pose(10.5, 5))  # 5.5 in: fixed
+    assert kinds(back) == [("model_moved", None), ("resolved", "movement")]
+
+
+def test_moved_twice_is_judged_on_the_whole_displacement():
+    s = game()
+    s.start_phase(0.0, 0)
+    assert kinds(s.moved(1.0, 30, "a", Pose(9, 5))) == [("model_moved", None)]  # 4 in
+    second = s.moved(2.0, 60, "a", Pose(13, 5))  # 4 more: 8 in from the phase start
+    assert kinds(second) == [("model_moved", None), ("violation", "movement")]
+    assert second[0].measured == pytest.approx(8.0)
+
+
+def test_a_declaration_after_the_move_rejudges_it():
+    s = game()
+    s.start_phase(0.0, 0)
+    # 9 in towards the enemy at (17, 5): over a Move's 6 ...
+    assert ("violation", "movement") in kinds(s.moved(1.0, 30, "a", Pose(14, 5)))
+    # ... but a charge (target 12 - 1 = 11 in away, within 12) with a roll of 4 allows
+    # 6 + 4 = 10 in: fixed. It ends 3 - 1 = 2 in from the target: a failed charge, which
+    # is an advisory, not a violation.
+    events = s.declare(2.0, 60, "a", action="charge", target="e", roll=4)
+    assert ("resolved", "movement") in kinds(events)
+    assert ("advisory", "charge") in kinds(events)
+    assert ("violation", "charge") not in kinds(events)
+
+
+def test_moves_outside_a_phase_are_reported_but_not_judged():
+    s = game()
+    events = s.moved(1.0, 30, "a", Pose(25, 5))
+    assert kinds(events) == [("model_moved", None)]
+
+
+def test_unknown_model_declaration():
+    s = game()
+    with pytest.raises(ValueError, match="unknown model 'z'; the roster has: a, b, e"):
+        s.declare(0.0, 0, "z", action="charge")
+
+
+def test_events_are_kept_in_order():
+    s = game()
+    s.start_phase(0.0, 0)
+    s.moved(1.0, 30, "a", Pose(12, 5))
+    s.hidden(1.5, 45, "b")
+    s.end_phase(3.0, 90)
+    assert [e.kind for e in s.events] == [
+        "phase_started",
+        "model_moved",
+        "violation",
+        "model_hidden",
+        "phase_ended",
+    ]
+    assert s.events[2].to_dict()["limit"] == 6.0
