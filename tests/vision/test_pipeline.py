@@ -1,0 +1,84 @@
+"""Rendered frames through the whole pipeline: a move, a violation, a hand, a bump."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from calibration.camera import CameraModel
+from calibration.table import Anchor, TableSpec, _TableKeys
+from rules.geometry import Base, Pose
+from rules.ruleset import load_ruleset
+from rules.scenario import RoundBase
+from rules.scene import Model, Table
+from rules.session import Session
+from vision.pipeline import Pipeline
+from vision.roster import RosterModel
+from vision.sources import Frame
+from vision.synth import PinholeCamera, PlacedMarker, Shot, render_table
+
+AT = [(1.5, 1.5), (42.5, 1.5), (42.5, 28.5), (1.5, 28.5)]
+TABLE = TableSpec(
+    table=_TableKeys(width_in=44, depth_in=30, dictionary="4x4_50"),
+    anchors=[Anchor(id=i, x_in=x, y_in=y, size_mm=40) for i, (x, y) in enumerate(AT)],
+)
+ROSTER = [
+    RosterModel(
+        id=name,
+        side=side,
+        base=RoundBase(shape="round", diameter_mm=25.4),
+        movement=6,
+        marker=marker,
+        marker_size_mm=25,
+        marker_height_mm=0,
+    )
+    for name, side, marker in (("ganger", "red", 10), ("brute", "blue", 11))
+]
+
+
+def shot(camera: PinholeCamera, ganger_xy: tuple[float, float] | None, seed: int) -> np.ndarray:
+    markers = [PlacedMarker(i, 40.0, x, y, 0.0, 0.0) for i, (x, y) in enumerate(AT)]
+    markers.append(PlacedMarker(11, 25.0, 30.0, 20.0, 0.0, 180.0))
+    if ganger_xy is not None:
+        markers.append(PlacedMarker(10, 25.0, ganger_xy[0], ganger_xy[1], 0.0, 90.0))
+    return render_table(camera, (44, 30), markers, shot=Shot(seed=seed))
+
+
+@pytest.fixture(scope="module")
+def footage():
+    camera = PinholeCamera.looking_at((22, -14, 30), (22, 14, 0))
+    bumped = PinholeCamera.looking_at((22.6, -14.4, 30.3), (22.2, 14.1, 0))  # knocked
+    return camera, {
+        "start": shot(camera, (10, 10), 1),
+        "hand": shot(camera, None, 2),  # a hand hides the ganger
+        "moved": shot(camera, (17, 10), 3),  # 7 in along x: over its 6
+        "bumped": shot(bumped, (17, 10), 4),
+    }
+
+
+def test_a_match_in_frames(footage):
+    camera, pics = footage
+    lens = CameraModel((1920, 1080), camera.camera_matrix, camera.dist_coeffs)
+    # profiles only: where each model stands comes from the camera
+    models = {m.id: Model(m.id, m.side, m.id, Base.round(25.4), 6.0, Pose(0, 0)) for m in ROSTER}
+    session = Session(load_ruleset("necromunda"), Table(44, 30), models)
+    pipeline = Pipeline(TABLE, ROSTER, session, lens)
+    script = ["start"] * 15 + ["hand"] * 15 + ["start"] * 15 + ["moved"] * 15 + ["bumped"] * 15
+    events = []
+    for k, name in enumerate(script):
+        if k == 14:
+            events += session.start_phase(k / 30, k)
+        events += pipeline.process(Frame(pics[name], k / 30, k))
+    got = [(e.kind, e.rule, e.model) for e in events]
+    # the hand: hidden, then nothing when it is seen where it was; the move: one
+    # model_moved and its violation; the bump: camera_bumped and nothing else
+    assert got == [
+        ("phase_started", None, None),
+        ("model_hidden", None, "ganger"),
+        ("model_moved", None, "ganger"),
+        ("violation", "movement", "ganger"),
+        ("camera_bumped", None, None),
+    ]
+    moved = events[2]
+    assert moved.measured == pytest.approx(7.0, abs=0.02)
+    assert events[3].measured == pytest.approx(7.0, abs=0.02) and events[3].limit == 6.0
