@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 if TYPE_CHECKING:
+    from rules.session import Event, Session
     from rules.verdict import Verdict
+    from vision.script import Step
 
 __version__ = "0.1.0"
 
@@ -43,7 +45,6 @@ def main() -> None:
 _NOT_YET = [
     ("demo", "Play a bundled match through the live referee and open the table view."),
     ("run", "Referee a live game from a camera or stream."),
-    ("analyze", "Referee a recorded video or folder of frames as fast as possible."),
     ("replay", "Serve the replay viewer for a recorded match file."),
     ("export", "Export a match file's events and tracks as JSON or CSV."),
 ]
@@ -329,6 +330,103 @@ def calibrate_camera(views: tuple[Path, ...], board_path: Path, output: Path) ->
     except OSError as exc:
         fail(f"{output}: cannot write: {exc.strerror}")
     click.echo(f"wrote {output}")
+
+
+@main.command()
+@click.argument("video", type=click.Path(path_type=Path))
+@click.option("--game", required=True, help="The game's ruleset, e.g. necromunda.")
+@click.option("--table", "table_path", required=True, type=click.Path(path_type=Path))
+@click.option("--roster", "roster_path", required=True, type=click.Path(path_type=Path))
+@click.option("--terrain", "terrain_path", type=click.Path(path_type=Path))
+@click.option("--camera", "camera_path", type=click.Path(path_type=Path))
+@click.option(
+    "--script",
+    "script_path",
+    type=click.Path(path_type=Path),
+    help="session.toml: phase changes and declarations with times.",
+)
+@click.option("--json", "as_json", is_flag=True, help='Print {"events": [...]} on stdout.')
+def analyze(
+    video: Path,
+    game: str,
+    table_path: Path,
+    roster_path: Path,
+    terrain_path: Path | None,
+    camera_path: Path | None,
+    script_path: Path | None,
+    as_json: bool,
+) -> None:
+    """Referee a recorded VIDEO (or folder of frames), every frame, as fast as it can.
+
+    Without --script the whole video is one movement phase, from the first frame in which
+    the anchors are seen.
+    """
+    from tqdm import tqdm
+
+    from calibration.camera import CameraModel
+    from calibration.table import TableSpec
+    from rules.errors import InputError
+    from rules.ruleset import load_ruleset
+    from rules.scene import Table
+    from rules.session import Session
+    from vision.pipeline import Pipeline
+    from vision.roster import load_roster, load_terrain, profile
+    from vision.script import Script
+    from vision.sources import FileSource, SourceError
+
+    try:
+        ruleset = load_ruleset(game)
+        table = TableSpec.from_toml(table_path)
+        anchors = {a.id for a in table.anchors}
+        roster = load_roster(roster_path, anchors)
+        terrain = (
+            load_terrain(terrain_path, anchors | {m.marker for m in roster}) if terrain_path else []
+        )
+        camera = CameraModel.from_toml(camera_path) if camera_path else None
+        script = Script.from_toml(script_path) if script_path else None
+        source = FileSource(str(video))
+    except InputError as exc:
+        fail(str(exc))
+    except SourceError as exc:
+        fail(str(exc))
+    session = Session(
+        ruleset,
+        Table(table.table.width_in, table.table.depth_in),
+        {m.id: profile(m) for m in roster},
+    )
+    pipeline = Pipeline(table, roster, session, camera, terrain)
+    steps = list(script.step) if script else []
+    events = []
+    bar = tqdm(source.frames(), desc="analyze", unit="frame", file=sys.stderr, disable=None)
+    for frame in bar:
+        while steps and steps[0].t <= frame.t:
+            step = steps.pop(0)
+            try:
+                events += _apply_step(session, step, frame.t, frame.index)
+            except ValueError as exc:
+                fail(f"{script_path}: step at t={step.t}: {exc}")
+        events += pipeline.process(frame)
+        if script is None and not session.in_phase and pipeline.pose is not None:
+            events += session.start_phase(frame.t, frame.index)
+    bar.close()
+    if as_json:
+        click.echo(json.dumps({"events": [e.to_dict() for e in events]}, indent=2))
+        return
+    for e in events:
+        click.echo(f"{e.t:8.2f}s #{e.frame:<6} {e.kind:<14} {e.message}")
+
+
+def _apply_step(session: Session, step: Step, t: float, frame: int) -> list[Event]:
+    """One scripted step: a phase change or a declaration."""
+    events: list[Event] = []
+    if step.phase == "movement":
+        events += session.start_phase(t, frame, step.turn, step.side)
+    elif step.phase == "end":
+        events += session.end_phase(t, frame)
+    if step.declare is not None:
+        d = step.declare
+        events += session.declare(t, frame, d.model, d.action, d.target, d.roll)
+    return events
 
 
 def render_verdict(title: str, verdict: Verdict) -> str:

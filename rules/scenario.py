@@ -111,7 +111,8 @@ class ScenarioIn(_Strict):
     models: list[ModelIn]
 
 
-def _base(spec: RoundBase | OvalBase) -> Base:
+def base_of(spec: RoundBase | OvalBase) -> Base:
+    """The base a scenario or roster entry describes."""
     if isinstance(spec, RoundBase):
         return Base.round(spec.diameter_mm)
     return Base(spec.shape, spec.length_mm, spec.width_mm)
@@ -198,7 +199,7 @@ def _scene(spec: ScenarioIn, ruleset: Ruleset, source: str) -> Scene:
                 id=m.id,
                 side=m.side,
                 unit=m.unit if m.unit is not None else m.id,
-                base=_base(m.base),
+                base=base_of(m.base),
                 movement_in=m.movement,
                 start=_pose(m.start),
                 end=None if m.end is None else _pose(m.end),

@@ -46,6 +46,8 @@ class Pipeline:
         self.detector = MarkerDetector(table.table.dictionary)
         self.model_of = {m.marker: m.id for m in roster}
         self._camera_at: np.ndarray | None = None
+        #: The table pose of the last frame that showed enough anchors.
+        self.pose: TablePose | None = None
         self._hidden: set[int] = set()
 
     def process(self, frame: Frame) -> list[Event]:
@@ -54,6 +56,7 @@ class Pipeline:
             pose = TablePose.solve(found, self.table, self.camera)
         except PoseError:
             return []  # no table this frame (a hand over the anchors): nothing to say
+        self.pose = pose
         events = self._bumped(frame, pose)
         located = locate(found, self.table, pose, self.roster, self.terrain)
         sightings = [Sighting(m.marker, m.x, m.y, m.heading, m.z, 0.01) for m in located.models]

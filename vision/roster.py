@@ -19,7 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from shapely.geometry import Polygon
 
 from rules.errors import InputError, load_toml
-from rules.scenario import OvalBase, RoundBase
+from rules.geometry import Pose
+from rules.scenario import OvalBase, RoundBase, base_of
+from rules.scene import Model
 
 
 class _Strict(BaseModel):
@@ -86,3 +88,18 @@ def load_terrain(path: Path, taken: set[int] = frozenset()) -> list[TerrainPiece
     terrain = load_toml(path, _TerrainFile)
     _unique_markers(path, "terrain", [t.marker for t in terrain.terrain], set(taken))
     return terrain.terrain
+
+
+def profile(entry: RosterModel) -> Model:
+    """The model a roster entry describes, as the rules core sees it (where it stands
+    comes later, from the camera)."""
+    return Model(
+        id=entry.id,
+        side=entry.side,
+        unit=entry.unit or entry.id,
+        base=base_of(entry.base),
+        movement_in=entry.movement,
+        start=Pose(0.0, 0.0),
+        keywords=frozenset(entry.keywords),
+        status=frozenset(entry.status),
+    )

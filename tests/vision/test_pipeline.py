@@ -82,3 +82,65 @@ def test_a_match_in_frames(footage):
     moved = events[2]
     assert moved.measured == pytest.approx(7.0, abs=0.02)
     assert events[3].measured == pytest.approx(7.0, abs=0.02) and events[3].limit == 6.0
+
+
+def test_analyze_a_video(footage, tmp_path):
+    import json
+
+    import cv2
+
+    from tests.test_cli import tablesight
+
+    camera, pics = footage
+    video = tmp_path / "match.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"FFV1"), 30.0, (1920, 1080))
+    for name in ["start"] * 15 + ["moved"] * 15:
+        writer.write(pics[name])
+    writer.release()
+    anchors = "".join(
+        f"[[anchors]]\nid = {i}\nx_in = {x}\ny_in = {y}\nsize_mm = 40\n\n"
+        for i, (x, y) in enumerate(AT)
+    )
+    (tmp_path / "table.toml").write_text(
+        f'[table]\nwidth_in = 44\ndepth_in = 30\ndictionary = "4x4_50"\n\n{anchors}'
+    )
+    (tmp_path / "roster.toml").write_text(
+        "".join(
+            f'[[models]]\nid = "{m.id}"\nside = "{m.side}"\n'
+            f'base = {{ shape = "round", diameter_mm = 25.4 }}\nmovement = 6\n'
+            f"marker = {m.marker}\nmarker_size_mm = 25\nmarker_height_mm = 0\n\n"
+            for m in ROSTER
+        )
+    )
+    rows = ", ".join("[" + ", ".join(repr(float(v)) for v in r) + "]" for r in camera.camera_matrix)
+    dist = ", ".join(repr(float(v)) for v in camera.dist_coeffs)
+    (tmp_path / "camera.toml").write_text(
+        f"image_size = [1920, 1080]\ncamera_matrix = [{rows}]\ndist_coeffs = [{dist}]\n"
+    )
+    args = ["--game", "necromunda", "--table", str(tmp_path / "table.toml")]
+    args += ["--roster", str(tmp_path / "roster.toml"), "--camera", str(tmp_path / "camera.toml")]
+    result = tablesight("analyze", str(video), *args, "--json")
+    assert result.returncode == 0, result.stderr
+    events = json.loads(result.stdout)["events"]
+    assert [(e["kind"], e["rule"], e["model"]) for e in events] == [
+        ("phase_started", None, None),  # the first frame that shows the anchors
+        ("model_moved", None, "ganger"),
+        ("violation", "movement", "ganger"),
+    ]
+    assert events[2]["measured"] == pytest.approx(7.0, abs=0.02)
+    assert set(events[0]) == {
+        "t",
+        "frame",
+        "kind",
+        "rule",
+        "model",
+        "other",
+        "measured",
+        "limit",
+        "message",
+    }
+    # a bad script is one line naming it
+    (tmp_path / "bad.toml").write_text('[[step]]\nt = 0\nphase = "combat"\n')
+    bad = tablesight("analyze", str(video), *args, "--script", str(tmp_path / "bad.toml"))
+    assert bad.returncode == 2
+    assert bad.stderr.strip().startswith(f"tablesight: {tmp_path / 'bad.toml'}: step[0].phase:")
