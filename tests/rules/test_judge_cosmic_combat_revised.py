@@ -68,17 +68,6 @@ def test_where_it_ended(kit, end, rule, amount):
     assert kit.one(verdict.violations, rule).measured == pytest.approx(amount, abs=1e-3)
 
 
-def test_blocked(kit):
-    ring = [
-        kit.box("n", 8, 14, 16, 15, "impassable"),
-        kit.box("s", 8, 9, 16, 10, "impassable"),
-        kit.box("w", 8, 9, 9, 15, "impassable"),
-        kit.box("e", 15, 9, 16, 15, "impassable"),
-    ]
-    verdict = kit.judge(GAME, [kit.model("a", "red", (2, 12), (12, 12), movement=30)], ring)
-    assert verdict.rules() == ["blocked"]
-
-
 # -- gaps: the Alpha (Movement 6) --------------------------------------------------------
 
 # A chasm from x = 6: a 4"-wide gap x 6..10 below y = 10, rock x 6..8 between y 10 and 11,
@@ -193,16 +182,6 @@ def test_engage_must_end_in_base_contact_with_an_enemy(kit, end, target_side, ru
     kit.assert_path(verdict, "a", end[0] - 3, width=1e-9)
 
 
-def test_engaged_models_do_not_move(kit):
-    models = [
-        kit.model("a", "red", (10, 10), (7, 10), status=["engaged"]),
-        kit.model("e", "blue", (11, 10)),
-    ]
-    verdict = kit.judge(GAME, models)
-    assert verdict.rules() == ["engaged"]
-    kit.assert_path(verdict, "a", 3.0, width=1e-9)  # 10 - 7
-
-
 @pytest.mark.parametrize(
     ("action", "keywords", "dist", "rules"),
     [
@@ -223,13 +202,6 @@ def test_defensive_and_stealth_moves_are_half_distance(kit, action, keywords, di
     if "movement" in rules:
         finding = kit.one(verdict.violations, "movement")
         assert (finding.measured, finding.limit) == (pytest.approx(dist), 3)
-
-
-def test_unknown_action(kit):
-    verdict = kit.judge(GAME, [kit.model("a", "red", (2, 10), (5, 10), action="board")])
-    assert verdict.rules() == ["action"]
-    assert verdict.moves["a"].allowance == 6  # judged as a move
-    kit.assert_path(verdict, "a", 3.0, width=1e-9)
 
 
 # -- coherency (an advisory) --------------------------------------------------------------

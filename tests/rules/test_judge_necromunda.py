@@ -55,17 +55,6 @@ def test_passing_within_1in_of_an_enemy_fighter(kit, movement, rules):
         assert finding.measured == pytest.approx(ZONE_DETOUR, abs=0.02)
 
 
-def test_blocked(kit):
-    ring = [
-        kit.box("n", 8, 14, 16, 15, "impassable"),
-        kit.box("s", 8, 9, 16, 10, "impassable"),
-        kit.box("w", 8, 9, 9, 15, "impassable"),
-        kit.box("e", 15, 9, 16, 15, "impassable"),
-    ]
-    verdict = kit.judge(GAME, [kit.model("a", "red", (2, 12), (12, 12), movement=30)], ring)
-    assert verdict.rules() == ["blocked"]
-
-
 @pytest.mark.parametrize(
     ("end", "rule", "other", "amount"),
     [
@@ -81,23 +70,6 @@ def test_where_it_ended(kit, end, rule, other, amount):
     kit.assert_path(verdict, "a", math.dist((4, 8), end))  # straight
     finding = kit.one(verdict.violations, rule)
     assert (finding.other, finding.measured) == (other, pytest.approx(amount, abs=1e-3))
-
-
-def test_engaged_fighter_may_not_move(kit):
-    models = [
-        kit.model("a", "red", (10, 10), (7, 10), status=["engaged"]),
-        kit.model("e", "blue", (11, 10)),
-    ]
-    verdict = kit.judge(GAME, models)
-    assert verdict.rules() == ["engaged"]
-    kit.assert_path(verdict, "a", 3.0, width=1e-9)  # 10 - 7
-
-
-def test_unknown_action(kit):
-    verdict = kit.judge(GAME, [kit.model("a", "red", (2, 10), (5, 10), action="dash")])
-    assert verdict.rules() == ["action"]
-    assert verdict.moves["a"].allowance == 6  # judged as a Move
-    kit.assert_path(verdict, "a", 3.0, width=1e-9)
 
 
 # -- the 1" rule --------------------------------------------------------------------------

@@ -80,18 +80,6 @@ def test_friendly_model_blocks_and_forces_a_detour(kit):
     assert kit.one(verdict.violations, "movement").limit == 6
 
 
-def test_blocked_when_the_end_is_walled_in(kit):
-    ring = [
-        kit.box("n", 8, 14, 16, 15, "impassable"),
-        kit.box("s", 8, 9, 16, 10, "impassable"),
-        kit.box("w", 8, 9, 9, 15, "impassable"),
-        kit.box("e", 15, 9, 16, 15, "impassable"),
-    ]
-    verdict = kit.judge(GAME, [kit.model("a", "red", (2, 12), (12, 12), movement=30)], ring)
-    assert verdict.rules() == ["blocked"]
-    assert verdict.moves["a"].shortest_path is None
-
-
 def test_climbing_costs_every_inch_once(kit):
     # No climbing rule in text 001: a 3" climb straight up the wall costs 3".
     tower = kit.box("tower", 5, 0, 10, 10, "climbable", height=3)
@@ -101,18 +89,6 @@ def test_climbing_costs_every_inch_once(kit):
 
 
 # -- difficult terrain --------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(("movement", "rules"), [(8, []), (7.9, ["movement"])])
-def test_difficult_strip_crossed_straight_costs_double(kit, movement, rules):
-    # (8,12) -> (14,12) over a 2"-wide strip x 10..12, y 4..20: 6" walked, 2" of them in
-    # the strip count twice: 6 + 2 = 8. Round the strip's end: 2*sqrt(2^2+8^2)+2 = 18.49.
-    strip = kit.box("mud", 10, 4, 12, 20, "difficult")
-    verdict = kit.judge(
-        GAME, [kit.model("a", "red", (8, 12), (14, 12), movement=movement)], [strip]
-    )
-    assert verdict.rules() == rules
-    kit.assert_path(verdict, "a", 8.0)
 
 
 def test_skirting_a_small_difficult_patch_is_cheaper_than_crossing(kit):
@@ -235,13 +211,6 @@ def test_dash_asks_for_a_risky_roll(kit):
     assert verdict.legal
     assert kit.advisories(verdict) == ["risky_roll"]
     kit.assert_path(verdict, "a", 5.0, width=1e-9)
-
-
-def test_unknown_action(kit):
-    verdict = kit.judge(GAME, [kit.model("a", "red", (2, 10), (5, 10), action="board")])
-    assert verdict.rules() == ["action"]
-    assert verdict.moves["a"].allowance == 6  # judged as a Move
-    kit.assert_path(verdict, "a", 3.0, width=1e-9)
 
 
 # -- charges ------------------------------------------------------------------------------
