@@ -43,7 +43,9 @@ class Anchor(_Strict):
     heading: float = 0.0
 
 
-class _TableKeys(_Strict):
+class TableKeys(_Strict):
+    """``[table]`` in ``table.toml``."""
+
     width_in: Annotated[float, Field(gt=0)]
     depth_in: Annotated[float, Field(gt=0)]
     dictionary: str
@@ -52,7 +54,7 @@ class _TableKeys(_Strict):
 class TableSpec(_Strict):
     """``table.toml``: the table's size, its markers' dictionary and its anchors."""
 
-    table: _TableKeys
+    table: TableKeys
     anchors: list[Anchor]
 
     @classmethod

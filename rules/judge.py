@@ -8,6 +8,7 @@ function below; what differs between games is data in ``rules/games/*.toml``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -659,10 +660,8 @@ def _until(path: Path, goal: shapely.Polygon) -> LineString:
 
 
 def _at_start(model: Model) -> Model:
-    return Model(**{**model.__dict__, "end": None})
+    return dataclasses.replace(model, end=None)
 
 
 def _moved_to(model: Model, xy: tuple[float, float]) -> Model:
-    return Model(
-        **{**model.__dict__, "end": Pose(xy[0], xy[1], model.start.heading, model.start.z)}
-    )
+    return dataclasses.replace(model, end=Pose(xy[0], xy[1], model.start.heading, model.start.z))

@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 
 from calibration.camera import BoardSpec, CameraModel, calibrate
-from calibration.table import MM_PER_IN, Anchor, TablePose, TableSpec, _TableKeys
+from calibration.table import MM_PER_IN, Anchor, TableKeys, TablePose, TableSpec
 from rules.scenario import RoundBase
 from vision.aruco import MarkerDetector
 from vision.locate import locate
@@ -60,9 +60,7 @@ def table_spec() -> TableSpec:
     w, d = TABLE_IN
     at = [(1.5, 1.5), (w - 1.5, 1.5), (w - 1.5, d - 1.5), (1.5, d - 1.5)]
     anchors = [Anchor(id=i, x_in=x, y_in=y, size_mm=ANCHOR_MM) for i, (x, y) in enumerate(at)]
-    return TableSpec(
-        table=_TableKeys(width_in=w, depth_in=d, dictionary="4x4_250"), anchors=anchors
-    )
+    return TableSpec(table=TableKeys(width_in=w, depth_in=d, dictionary="4x4_250"), anchors=anchors)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
-from calibration.table import PoseError, TablePose, TableSpec
+from calibration.table import MM_PER_IN, PoseError, TablePose, TableSpec
 from rules.geometry import Pose
 from rules.session import Event, Session
 from vision.aruco import MarkerDetector
@@ -23,6 +23,22 @@ from vision.tracking import Sighting, Tracker, TrackState
 
 #: A camera that moved more than this between two frames was bumped (inches).
 BUMP_IN = 0.25
+
+
+#: The least corner error assumed, in pixels (sub-pixel refinement is no better).
+MIN_CORNER_PX = 0.1
+
+
+def centre_sigma_in(corners_px: np.ndarray, size_mm: float, reprojection_px: float) -> float:
+    """Uncertainty of a marker's centre in inches, from the pose fit and the marker's size.
+
+    A corner is off by about the pose's reprojection error (at least ``MIN_CORNER_PX``);
+    the marker's side in pixels against its printed size turns that into inches, and the
+    centre, the mean of four corners, halves it.
+    """
+    side_px = float(np.linalg.norm(corners_px - np.roll(corners_px, -1, axis=0), axis=1).mean())
+    px_per_in = side_px / (size_mm / MM_PER_IN)
+    return max(reprojection_px, MIN_CORNER_PX) / px_per_in / 2.0
 
 
 class Pipeline:
@@ -59,7 +75,19 @@ class Pipeline:
         self.pose = pose
         events = self._bumped(frame, pose)
         located = locate(found, self.table, pose, self.roster, self.terrain)
-        sightings = [Sighting(m.marker, m.x, m.y, m.heading, m.z, 0.01) for m in located.models]
+        corners = {m.id: m.corners_px for m in located.markers}
+        sizes = {m.marker: m.marker_size_mm for m in self.roster}
+        sightings = [
+            Sighting(
+                m.marker,
+                m.x,
+                m.y,
+                m.heading,
+                m.z,
+                centre_sigma_in(corners[m.marker], sizes[m.marker], pose.reprojection_px),
+            )
+            for m in located.models
+        ]
         for move in self.tracker.update(frame.t, sightings):
             model_id = self.model_of[move.id]
             to = Pose(move.to_xy[0], move.to_xy[1], move.to_heading)

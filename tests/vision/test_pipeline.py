@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from calibration.camera import CameraModel
-from calibration.table import Anchor, TableSpec, _TableKeys
+from calibration.table import Anchor, TableKeys, TableSpec
 from rules.geometry import Base, Pose
 from rules.ruleset import load_ruleset
 from rules.scenario import RoundBase
@@ -19,7 +19,7 @@ from vision.synth import PinholeCamera, PlacedMarker, Shot, render_table
 
 AT = [(1.5, 1.5), (42.5, 1.5), (42.5, 28.5), (1.5, 28.5)]
 TABLE = TableSpec(
-    table=_TableKeys(width_in=44, depth_in=30, dictionary="4x4_50"),
+    table=TableKeys(width_in=44, depth_in=30, dictionary="4x4_50"),
     anchors=[Anchor(id=i, x_in=x, y_in=y, size_mm=40) for i, (x, y) in enumerate(AT)],
 )
 ROSTER = [
@@ -82,6 +82,16 @@ def test_a_match_in_frames(footage):
     moved = events[2]
     assert moved.measured == pytest.approx(7.0, abs=0.02)
     assert events[3].measured == pytest.approx(7.0, abs=0.02) and events[3].limit == 6.0
+
+
+def test_centre_uncertainty_from_pose_fit_and_marker_size():
+    from vision.pipeline import centre_sigma_in
+
+    # a 25.4 mm (1 in) marker 40 px wide; a pose fit of 0.8 px: 0.8 / 40 / 2 = 0.01 in
+    square = np.array([[0, 0], [40, 0], [40, 40], [0, 40]], dtype=float)
+    assert centre_sigma_in(square, 25.4, 0.8) == pytest.approx(0.01)
+    # a perfect fit still counts 0.1 px per corner: 0.1 / 40 / 2
+    assert centre_sigma_in(square, 25.4, 0.0) == pytest.approx(0.00125)
 
 
 def test_analyze_a_video(footage, tmp_path):
