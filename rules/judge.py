@@ -21,7 +21,7 @@ from rules.geometry import Pose, depth_inside, edge_distance, gap_lower_bound
 from rules.pathing import Path, shortest_path
 from rules.ruleset import ActionRules, Ruleset
 from rules.scene import Model, Scene
-from rules.verdict import FLOAT_EPS_IN, Findings, MoveReport, Verdict, inches
+from rules.verdict import FLOAT_EPS_IN, Finding, Findings, MoveReport, Verdict, inches
 
 
 class Referee:
@@ -56,7 +56,51 @@ class Referee:
         units = {(m.side, m.unit) for m in map(self.scene.model, ids)}
         for side, unit in sorted(units):
             self._coherency(side, unit, out)
-        return Verdict(tuple(out.violations), tuple(out.advisories), moves)
+        violations = []
+        for finding in out.violations:
+            call = self._too_close_to_call(finding)
+            if call is None:
+                violations.append(finding)
+            else:
+                out.advisories.append(call)
+        return Verdict(tuple(violations), tuple(out.advisories), moves)
+
+    # -- uncertain positions --------------------------------------------------------------
+
+    def uncertainty_in(self, finding: Finding) -> float:
+        """How far a finding's measurement may be off, from the positions it was taken from.
+
+        A moved model counts twice (where it started and where it stands), another model
+        once; independent errors add in quadrature.
+        """
+        model = self.scene.model(finding.model)
+        ends = 2 if model.end is not None else 1
+        total = ends * model.sigma_in**2
+        other = self.scene.get(finding.other)  # None for terrain and table edges
+        if other is not None:
+            total += other.sigma_in**2
+        return math.sqrt(total)
+
+    def _too_close_to_call(self, finding: Finding) -> Finding | None:
+        """A ``close_call`` for a violation whose margin lies inside the uncertainty.
+
+        Every measured violation is one whose measurement is more than the tolerance from
+        its limit; when the rest of that gap is within what the positions may be off, the
+        camera cannot tell, and the referee says so instead of flagging it.
+        """
+        if finding.measured is None or finding.limit is None:
+            return None
+        sigma = self.uncertainty_in(finding)
+        margin = abs(finding.measured - finding.limit) - self.tol
+        if sigma <= 0 or margin > sigma:
+            return None
+        return dataclasses.replace(
+            finding,
+            rule="close_call",
+            message=f"{finding.message}; {finding.measured:.2f} in +/- {sigma:.2f}: "
+            f"too close to call ({finding.rule})",
+            uncertainty=sigma,
+        )
 
     # -- one move -----------------------------------------------------------------------
 

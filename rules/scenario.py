@@ -99,6 +99,7 @@ class ModelIn(_Strict):
     roll: int | None = None
     ooc: Annotated[int, Field(ge=0)] = 0
     run: RunIn | None = None
+    uncertainty: Inches = 0.0
 
 
 class ScenarioIn(_Strict):
@@ -212,6 +213,7 @@ def _scene(spec: ScenarioIn, ruleset: Ruleset, source: str) -> Scene:
                 ooc=m.ooc,
                 run_check=None if m.run is None else m.run.check,
                 run_extra=1 if m.run is None else m.run.extra,
+                sigma_in=m.uncertainty,
             )
         )
     terrain = tuple(

@@ -42,6 +42,9 @@ class Model:
     ooc: int = 0
     run_check: int | None = None
     run_extra: int = 1
+    #: How far, in inches, each of the model's poses may be off (from the camera's pose
+    #: fit and the marker's size); 0 for positions given as numbers.
+    sigma_in: float = 0.0
 
     @property
     def pose(self) -> Pose:

@@ -51,10 +51,12 @@ class Event:
     other: str | None = None
     measured: float | None = None
     limit: float | None = None
+    #: How far ``measured`` may be off (close calls), in inches.
+    uncertainty: float | None = None
 
     def to_dict(self) -> dict[str, object]:
         out = dataclasses.asdict(self)
-        for key in ("measured", "limit", "t"):
+        for key in ("measured", "limit", "uncertainty", "t"):
             if out[key] is not None:
                 out[key] = round(out[key], 4)
         return out
@@ -80,6 +82,9 @@ class Session:
     side: str | None = None
     in_phase: bool = False
     poses: dict[str, Pose] = field(default_factory=dict)
+    #: How far each model's pose may be off, in inches (the camera's uncertainty).
+    sigmas: dict[str, float] = field(default_factory=dict)
+    phase_sigmas: dict[str, float] = field(default_factory=dict)
     phase_start: dict[str, Pose] = field(default_factory=dict)
     declarations: dict[str, Declaration] = field(default_factory=dict)
     open_findings: dict[str, list[Finding]] = field(default_factory=dict)
@@ -95,6 +100,7 @@ class Session:
         self.side = side
         self.in_phase = True
         self.phase_start = dict(self.poses)
+        self.phase_sigmas = dict(self.sigmas)
         self.declarations = {}
         self.open_findings = {}
         who = f", {side} moving" if side else ""
@@ -127,16 +133,21 @@ class Session:
 
     # -- what the camera side reports ------------------------------------------------------
 
-    def seen(self, model_id: str, pose: Pose) -> None:
+    def seen(self, model_id: str, pose: Pose, sigma_in: float = 0.0) -> None:
         """Where a model stands now (before any phase, or while it does not move)."""
         self.poses[model_id] = pose
+        self.sigmas[model_id] = sigma_in
         if self.in_phase:
             self.phase_start.setdefault(model_id, pose)
+            self.phase_sigmas.setdefault(model_id, sigma_in)
 
-    def moved(self, t: float, frame: int, model_id: str, pose: Pose) -> list[Event]:
+    def moved(
+        self, t: float, frame: int, model_id: str, pose: Pose, sigma_in: float = 0.0
+    ) -> list[Event]:
         """A model settled at a new place: report and, in a movement phase, judge it."""
         before = self.poses.get(model_id)
         self.poses[model_id] = pose
+        self.sigmas[model_id] = sigma_in
         events: list[Event] = []
         if before is not None:
             start = self.phase_start.get(model_id, before)
@@ -181,6 +192,8 @@ class Session:
                     action=d.action,
                     target=d.target,
                     roll=d.roll,
+                    # the larger of where it started and where it stands
+                    sigma_in=max(self.sigmas.get(mid, 0.0), self.phase_sigmas.get(mid, 0.0)),
                 )
             )
         return Scene(self.table, tuple(models), self.terrain, self.tolerance_in)
@@ -198,7 +211,18 @@ class Session:
                     else ("close_call" if f.rule == "close_call" else "advisory")
                 )
                 events.append(
-                    Event(t, frame, kind, f.message, f.rule, f.model, f.other, f.measured, f.limit)
+                    Event(
+                        t,
+                        frame,
+                        kind,
+                        f.message,
+                        f.rule,
+                        f.model,
+                        f.other,
+                        f.measured,
+                        f.limit,
+                        f.uncertainty,
+                    )
                 )
         for b in before:
             if _key(b) not in {_key(f) for f in now}:

@@ -20,13 +20,16 @@ class Finding:
     other: str | None = None
     measured: float | None = None
     limit: float | None = None
+    #: How far ``measured`` may be off, in inches, when the positions are uncertain.
+    uncertainty: float | None = None
 
     def to_dict(self) -> dict[str, object]:
         out = asdict(self)
-        for key in ("measured", "limit"):
+        for key in ("measured", "limit", "uncertainty"):
             if out[key] is not None:
                 out[key] = round(out[key], 3)
-        return {k: out[k] for k in ("rule", "model", "other", "measured", "limit", "message")}
+        keys = ("rule", "model", "other", "measured", "limit", "uncertainty", "message")
+        return {k: out[k] for k in keys}
 
 
 @dataclass(frozen=True)

@@ -91,7 +91,7 @@ class Pipeline:
         for move in self.tracker.update(frame.t, sightings):
             model_id = self.model_of[move.id]
             to = Pose(move.to_xy[0], move.to_xy[1], move.to_heading)
-            events += self.session.moved(frame.t, frame.index, model_id, to)
+            events += self.session.moved(frame.t, frame.index, model_id, to, move.sigma_in)
         for marker, track in self.tracker.tracks.items():
             model_id = self.model_of[marker]
             if track.state is TrackState.HIDDEN:
@@ -102,7 +102,7 @@ class Pipeline:
             self._hidden.discard(marker)
             if track.state is TrackState.SETTLED and model_id not in self.session.poses:
                 # first seen: where it stands, not a move
-                self.session.seen(model_id, Pose(track.x, track.y, track.heading))
+                self.session.seen(model_id, Pose(track.x, track.y, track.heading), track.sigma_in)
         return events
 
     def _bumped(self, frame: Frame, pose: TablePose) -> list[Event]:

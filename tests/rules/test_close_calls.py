@@ -65,3 +65,47 @@ def test_close_call_round_an_oval(kit, game, side, keywords, grow):
     call = kit.one(verdict.advisories, "close_call")
     assert call.measured == pytest.approx(true, abs=0.02)
     assert call.limit == pytest.approx(movement)
+
+
+# Camera-measured positions carry an uncertainty. (game, mover's end, its uncertainty,
+# the expected rule). A 6 in move ending 6.10 in away: 0.05 past the 6.05 limit; the
+# uncertainty of a moved model counts twice (start and end), so it is 0.05 * sqrt(2)
+# = 0.071 (inside: too close to call) or 0.03 * sqrt(2) = 0.042 (outside: a violation).
+GAMES = ["cosmic-combat", "cosmic-combat-revised", "necromunda", "trench-crusade"]
+
+
+@pytest.mark.parametrize("game", GAMES)
+@pytest.mark.parametrize(
+    ("sigma", "rule", "spread"), [(0.05, "close_call", 0.071), (0.03, None, 0)]
+)
+def test_an_over_long_move_inside_the_uncertainty_is_a_close_call(kit, game, sigma, rule, spread):
+    mover = kit.model("a", "red", (10, 10), (16.10, 10), uncertainty=sigma)
+    verdict = kit.judge(game, [mover])
+    if rule is None:
+        assert kit.one(verdict.violations, "movement").measured == pytest.approx(6.10)
+        assert verdict.advisories == ()
+        return
+    assert verdict.legal
+    call = kit.one(verdict.advisories, "close_call")
+    assert (call.measured, call.limit) == (pytest.approx(6.10), 6.0)
+    assert call.uncertainty == pytest.approx(spread, abs=0.001)
+    assert "6.10 in +/- 0.07: too close to call (movement)" in call.message
+
+
+@pytest.mark.parametrize("game", ["cosmic-combat", "cosmic-combat-revised", "necromunda"])
+@pytest.mark.parametrize(("sigma", "close"), [(0.03, True), (0.02, False)])
+def test_an_end_inside_a_zone_by_less_than_the_uncertainty_is_a_close_call(kit, game, sigma, close):
+    # 1 in bases, centres 1.9 apart: a gap of 0.90, 0.05 inside the 0.95 the tolerance
+    # allows. Mover twice and enemy once: sigma * sqrt(3) = 0.052 (call) or 0.035 (flag).
+    models = [
+        kit.model("a", "red", (14.1, 10), (18.1, 10), uncertainty=sigma),
+        kit.model("e", "blue", (20, 10), uncertainty=sigma),
+    ]
+    verdict = kit.judge(game, models)
+    if not close:
+        assert kit.one(verdict.violations, "control_zone").measured == pytest.approx(0.90)
+        return
+    assert verdict.legal
+    call = kit.one(verdict.advisories, "close_call")
+    assert (call.measured, call.other) == (pytest.approx(0.90), "e")
+    assert call.uncertainty == pytest.approx(0.03 * 3**0.5)

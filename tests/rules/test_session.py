@@ -94,3 +94,18 @@ def test_events_are_kept_in_order():
         "phase_ended",
     ]
     assert s.events[2].to_dict()["limit"] == 6.0
+
+
+def test_uncertain_positions_turn_a_hair_over_into_a_close_call():
+    s = game()
+    s.seen("a", Pose(5, 5), sigma_in=0.05)
+    s.start_phase(0.0, 0)
+    # 6.10 in of 6: 0.05 past the tolerance; 0.05 at both ends is 0.071 in quadrature
+    events = s.moved(1.0, 30, "a", Pose(11.1, 5), sigma_in=0.02)
+    assert kinds(events) == [("model_moved", None), ("close_call", "close_call")]
+    assert events[1].uncertainty == pytest.approx(0.05 * 2**0.5)
+    assert "6.10 in +/- 0.07: too close to call (movement)" in events[1].message
+    # once the camera sees it well, the same move is a violation; the call is resolved
+    s.sigmas["a"] = s.phase_sigmas["a"] = 0.01
+    again = s.declare(2.0, 60, "a", roll=3)
+    assert kinds(again) == [("violation", "movement"), ("resolved", "close_call")]

@@ -147,6 +147,7 @@ def test_analyze_a_video(footage, tmp_path):
         "other",
         "measured",
         "limit",
+        "uncertainty",
         "message",
     }
     # a bad script is one line naming it
