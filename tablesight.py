@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import click
 
 if TYPE_CHECKING:
-    from rules.session import Event, Session
+    from rules.session import Event
     from rules.verdict import Verdict
-    from vision.script import Step
+    from vision.live import Game, Setup
 
 __version__ = "0.1.0"
 
@@ -44,7 +45,6 @@ def main() -> None:
 # Subcommands that this version does not provide yet: (name, one-line help).
 _NOT_YET = [
     ("demo", "Play a bundled match through the live referee and open the table view."),
-    ("run", "Referee a live game from a camera or stream."),
     ("replay", "Serve the replay viewer for a recorded match file."),
     ("export", "Export a match file's events and tracks as JSON or CSV."),
 ]
@@ -332,6 +332,104 @@ def calibrate_camera(views: tuple[Path, ...], board_path: Path, output: Path) ->
     click.echo(f"wrote {output}")
 
 
+#: Keys ``run`` answers in the terminal: key -> (what it does, Game method).
+KEYS = {
+    "m": "start a movement phase (poses as they stand count from now)",
+    "e": "end the movement phase",
+    "n": "next turn: start its movement phase",
+    "s": "give priority to the next side",
+    "?": "list these keys",
+    "q": "quit",
+}
+
+
+@main.command()
+@click.option(
+    "--source",
+    required=True,
+    help="Webcam index (0), video file, image folder or glob, or rtsp:// / http:// stream.",
+)
+@click.option("--game", required=True, help="The game's ruleset, e.g. necromunda.")
+@click.option("--table", "table_path", required=True, type=click.Path(path_type=Path))
+@click.option("--roster", "roster_path", required=True, type=click.Path(path_type=Path))
+@click.option("--terrain", "terrain_path", type=click.Path(path_type=Path))
+@click.option("--camera", "camera_path", type=click.Path(path_type=Path))
+@click.option("--record", "record_path", type=click.Path(path_type=Path), help="match.db")
+def run(
+    source: str,
+    game: str,
+    table_path: Path,
+    roster_path: Path,
+    terrain_path: Path | None,
+    camera_path: Path | None,
+    record_path: Path | None,
+) -> None:
+    """Referee a live game from a camera or stream; events are printed as they happen.
+
+    A file source is played at its own speed, as a camera would deliver it. The first
+    movement phase starts when the table is first seen; in a terminal, keys control the
+    game from there (press ? for the list).
+    """
+    from rules.errors import InputError
+    from vision.live import Game
+    from vision.sources import SourceError, open_source
+
+    if record_path is not None:
+        fail("--record: recording is not available in this version yet.")
+    try:
+        setup = _setup(game, table_path, roster_path, terrain_path, camera_path)
+        opened = open_source(source)
+    except (InputError, SourceError) as exc:
+        fail(str(exc))
+    referee = Game(setup, opened, paced=True)
+    referee.listen(lambda e: click.echo(_event_line(e)))
+    granted = getattr(opened, "granted", None)
+    click.echo(
+        f"refereeing {setup.ruleset.title} from {source}" + (f" ({granted})" if granted else "")
+    )
+    if sys.stdin.isatty():
+        _keys_help()
+        threading.Thread(target=_terminal_keys, args=(referee,), daemon=True).start()
+    try:
+        referee.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        referee.stop()
+
+
+def _keys_help() -> None:
+    click.echo("keys: " + "  ".join(f"{k} {what}" for k, what in KEYS.items()))
+
+
+def _terminal_keys(referee: Game) -> None:
+    """Single key presses on the terminal, without Enter, until q."""
+    import termios
+    import tty
+
+    fd = sys.stdin.fileno()
+    saved = termios.tcgetattr(fd)
+    try:
+        tty.setcbreak(fd)
+        while True:
+            key = sys.stdin.read(1).lower()
+            if key == "m":
+                referee.start_phase()
+            elif key == "e":
+                referee.end_phase()
+            elif key == "n":
+                referee.next_turn()
+            elif key == "s":
+                click.echo(f"priority: {referee.next_side()}")
+            elif key == "?":
+                _keys_help()
+            elif key in ("q", ""):
+                referee.stop()
+                return
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
 @main.command()
 @click.argument("video", type=click.Path(path_type=Path))
 @click.option("--game", required=True, help="The game's ruleset, e.g. necromunda.")
@@ -363,70 +461,51 @@ def analyze(
     """
     from tqdm import tqdm
 
-    from calibration.camera import CameraModel
-    from calibration.table import TableSpec
     from rules.errors import InputError
-    from rules.ruleset import load_ruleset
-    from rules.scene import Table
-    from rules.session import Session
-    from vision.pipeline import Pipeline
-    from vision.roster import load_roster, load_terrain, profile
+    from vision.live import Game
     from vision.script import Script
     from vision.sources import FileSource, SourceError
 
     try:
-        ruleset = load_ruleset(game)
-        table = TableSpec.from_toml(table_path)
-        anchors = {a.id for a in table.anchors}
-        roster = load_roster(roster_path, anchors)
-        terrain = (
-            load_terrain(terrain_path, anchors | {m.marker for m in roster}) if terrain_path else []
-        )
-        camera = CameraModel.from_toml(camera_path) if camera_path else None
+        setup = _setup(game, table_path, roster_path, terrain_path, camera_path)
         script = Script.from_toml(script_path) if script_path else None
         source = FileSource(str(video))
-    except InputError as exc:
+    except (InputError, SourceError) as exc:
         fail(str(exc))
+    referee = Game(setup, source, script=script)
+    events: list[Event] = []
+    referee.listen(events.append)
+    bar = tqdm(source.frames(), desc="analyze", unit="frame", file=sys.stderr, disable=None)
+    try:
+        for frame in bar:
+            referee.process(frame)
+    except InputError as exc:
+        fail(f"{script_path}: {exc}")
     except SourceError as exc:
         fail(str(exc))
-    session = Session(
-        ruleset,
-        Table(table.table.width_in, table.table.depth_in),
-        {m.id: profile(m) for m in roster},
-    )
-    pipeline = Pipeline(table, roster, session, camera, terrain)
-    steps = list(script.step) if script else []
-    events = []
-    bar = tqdm(source.frames(), desc="analyze", unit="frame", file=sys.stderr, disable=None)
-    for frame in bar:
-        while steps and steps[0].t <= frame.t:
-            step = steps.pop(0)
-            try:
-                events += _apply_step(session, step, frame.t, frame.index)
-            except ValueError as exc:
-                fail(f"{script_path}: step at t={step.t}: {exc}")
-        events += pipeline.process(frame)
-        if script is None and not session.in_phase and pipeline.pose is not None:
-            events += session.start_phase(frame.t, frame.index)
-    bar.close()
+    finally:
+        bar.close()
     if as_json:
         click.echo(json.dumps({"events": [e.to_dict() for e in events]}, indent=2))
         return
     for e in events:
-        click.echo(f"{e.t:8.2f}s #{e.frame:<6} {e.kind:<14} {e.message}")
+        click.echo(_event_line(e))
 
 
-def _apply_step(session: Session, step: Step, t: float, frame: int) -> list[Event]:
-    """One scripted step: a phase change or a declaration."""
-    events: list[Event] = []
-    if step.phase == "movement":
-        events += session.start_phase(t, frame, step.turn, step.side)
-    elif step.phase == "end":
-        events += session.end_phase(t, frame)
-    if step.declare is not None:
-        d = step.declare
-        events += session.declare(t, frame, d.model, d.action, d.target, d.roll)
-    return events
+def _event_line(e: Event) -> str:
+    return f"{e.t:8.2f}s #{e.frame:<6} {e.kind:<14} {e.message}"
+
+
+def _setup(
+    game: str,
+    table_path: Path,
+    roster_path: Path,
+    terrain_path: Path | None,
+    camera_path: Path | None,
+) -> Setup:
+    from vision.live import Setup
+
+    return Setup.load(game, table_path, roster_path, terrain_path, camera_path)
 
 
 def render_verdict(title: str, verdict: Verdict) -> str:

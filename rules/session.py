@@ -169,6 +169,25 @@ class Session:
     def hidden(self, t: float, frame: int, model_id: str) -> list[Event]:
         return self._emit(Event(t, frame, "model_hidden", f"{model_id} is hidden", model=model_id))
 
+    def lost(self, t: float, frame: int, model_id: str, unseen_s: float) -> list[Event]:
+        """A model unseen for long: kept where it was last seen, and said so."""
+        where = self.poses.get(model_id)
+        at = f" at ({where.x:.2f}, {where.y:.2f})" if where else ""
+        return self._emit(
+            Event(
+                t,
+                frame,
+                "model_lost",
+                f"{model_id} not seen for {unseen_s:.1f} s; kept where it was last seen{at}",
+                model=model_id,
+                measured=unseen_s,
+            )
+        )
+
+    def camera_lost(self, t: float, frame: int, status: str) -> list[Event]:
+        """The camera stopped delivering frames; poses are kept until it is back."""
+        return self._emit(Event(t, frame, "camera_lost", status))
+
     # -- judging ----------------------------------------------------------------------------
 
     def _has_moved(self, model_id: str) -> bool:

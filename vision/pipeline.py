@@ -24,6 +24,9 @@ from vision.tracking import Sighting, Tracker, TrackState
 #: A camera that moved more than this between two frames was bumped (inches).
 BUMP_IN = 0.25
 
+#: A model hidden for longer than this (seconds) is reported lost.
+LOST_S = 10.0
+
 
 #: The least corner error assumed, in pixels (sub-pixel refinement is no better).
 MIN_CORNER_PX = 0.1
@@ -65,6 +68,7 @@ class Pipeline:
         #: The table pose of the last frame that showed enough anchors.
         self.pose: TablePose | None = None
         self._hidden: set[int] = set()
+        self._lost: set[int] = set()
 
     def process(self, frame: Frame) -> list[Event]:
         found = self.detector.detect(frame.image)
@@ -98,8 +102,13 @@ class Pipeline:
                 if marker not in self._hidden:
                     self._hidden.add(marker)
                     events += self.session.hidden(frame.t, frame.index, model_id)
+                unseen = frame.t - track.last_seen
+                if unseen > LOST_S and marker not in self._lost:
+                    self._lost.add(marker)
+                    events += self.session.lost(frame.t, frame.index, model_id, unseen)
                 continue
             self._hidden.discard(marker)
+            self._lost.discard(marker)
             if track.state is TrackState.SETTLED and model_id not in self.session.poses:
                 # first seen: where it stands, not a move
                 self.session.seen(model_id, Pose(track.x, track.y, track.heading), track.sigma_in)

@@ -13,6 +13,7 @@ the camera; a live source that fails or is unplugged is retried with backoff, an
 from __future__ import annotations
 
 import glob
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -21,6 +22,9 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+
+# A lost stream is reported once as "camera lost, retrying", not by FFmpeg on every retry.
+os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"}
 

@@ -94,13 +94,12 @@ def test_centre_uncertainty_from_pose_fit_and_marker_size():
     assert centre_sigma_in(square, 25.4, 0.0) == pytest.approx(0.00125)
 
 
-def test_analyze_a_video(footage, tmp_path):
-    import json
-
+@pytest.fixture(scope="module")
+def match_files(footage, tmp_path_factory):
+    """A rendered video and the table, roster and camera files to referee it with."""
     import cv2
 
-    from tests.test_cli import tablesight
-
+    tmp_path = tmp_path_factory.mktemp("match")
     camera, pics = footage
     video = tmp_path / "match.avi"
     writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"FFV1"), 30.0, (1920, 1080))
@@ -129,6 +128,15 @@ def test_analyze_a_video(footage, tmp_path):
     )
     args = ["--game", "necromunda", "--table", str(tmp_path / "table.toml")]
     args += ["--roster", str(tmp_path / "roster.toml"), "--camera", str(tmp_path / "camera.toml")]
+    return video, args
+
+
+def test_analyze_a_video(match_files, tmp_path):
+    import json
+
+    from tests.test_cli import tablesight
+
+    video, args = match_files
     result = tablesight("analyze", str(video), *args, "--json")
     assert result.returncode == 0, result.stderr
     events = json.loads(result.stdout)["events"]
@@ -155,3 +163,16 @@ def test_analyze_a_video(footage, tmp_path):
     bad = tablesight("analyze", str(video), *args, "--script", str(tmp_path / "bad.toml"))
     assert bad.returncode == 2
     assert bad.stderr.strip().startswith(f"tablesight: {tmp_path / 'bad.toml'}: step[0].phase:")
+
+
+def test_run_plays_a_file_like_a_camera_with_the_same_events(match_files):
+    from tests.test_cli import tablesight
+
+    video, args = match_files
+    analyzed = tablesight("analyze", str(video), *args)
+    ran = tablesight("run", "--source", str(video), *args)
+    assert ran.returncode == 0, ran.stderr
+    lines = ran.stdout.splitlines()
+    assert lines[0] == f"refereeing Necromunda from {video}"
+    assert lines[1:] == analyzed.stdout.splitlines()
+    assert [line.split()[2] for line in lines[1:]] == ["phase_started", "model_moved", "violation"]

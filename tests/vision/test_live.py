@@ -1,0 +1,92 @@
+"""A game being refereed: controls, a lost model, a lost camera."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from calibration.camera import CameraModel
+from rules.errors import InputError
+from rules.ruleset import load_ruleset
+from tests.vision.test_pipeline import ROSTER, TABLE, footage  # noqa: F401 (a fixture)
+from vision.live import Game, Setup
+from vision.sources import FileSource, Frame, LiveSource
+
+
+@pytest.fixture
+def setup(footage):  # noqa: F811
+    camera, _ = footage
+    lens = CameraModel((1920, 1080), camera.camera_matrix, camera.dist_coeffs)
+    return Setup("necromunda", load_ruleset("necromunda"), TABLE, ROSTER, [], lens)
+
+
+def test_controls(setup, tmp_path):
+    (tmp_path / "x.png").write_bytes(b"")
+    game = Game(setup, FileSource(str(tmp_path)), auto_phase=False)
+    assert setup.sides == ["red", "blue"]
+    assert [e.kind for e in game.start_phase(side="blue")] == ["phase_started"]
+    assert (game.session.turn, game.session.side) == (1, "blue")
+    events = game.next_turn()
+    assert [e.kind for e in events] == ["phase_ended", "phase_started"]
+    assert events[1].message == "turn 2: movement, blue moving"
+    assert game.next_side() == "red"
+    with pytest.raises(InputError, match="side: unknown side 'green'"):
+        game.set_side("green")
+    heard = []
+    game.listen(heard.append)
+    game.end_phase()
+    assert [e.kind for e in heard] == ["phase_ended"]
+    assert game.end_phase() == []  # no phase: nothing to end
+
+
+def test_a_model_unseen_for_long_is_lost_once(setup, footage):  # noqa: F811
+    _, pics = footage
+    game = Game(setup, FileSource(str(_folder_of_one(pics["start"]))))
+    kinds = []
+    game.listen(lambda e: kinds.append((e.kind, e.model)))
+    for k in range(10):
+        game.process(Frame(pics["start"], k / 30, k))
+    # the ganger is gone for 12 s, seen every 2 s: hidden at once, lost after 10 s, once
+    for k, t in enumerate(range(1, 13, 2)):
+        game.process(Frame(pics["hand"], 10 / 30 + t, 10 + k))
+    assert kinds == [
+        ("phase_started", None),
+        ("model_hidden", "ganger"),
+        ("model_lost", "ganger"),
+    ]
+    lost = game.session.events[-1]
+    assert lost.measured == pytest.approx(11 + 1 / 30, abs=0.04)
+    assert "kept where it was last seen at (10.0" in lost.message
+
+
+def _folder_of_one(image):
+    import tempfile
+    from pathlib import Path
+
+    import cv2
+
+    folder = Path(tempfile.mkdtemp())
+    cv2.imwrite(str(folder / "0.png"), image)
+    return folder
+
+
+def test_a_dead_stream_is_a_lost_camera_and_retried(setup):
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    source = LiveSource(f"http://127.0.0.1:{port}/video", retry_s=(0.05, 0.1))
+    game = Game(setup, source)
+    heard = []
+    game.listen(heard.append)
+    game.start()
+    import time
+
+    deadline = time.monotonic() + 10
+    while not heard and time.monotonic() < deadline:
+        time.sleep(0.05)
+    status = game.status
+    game.stop()
+    assert [(e.kind, e.message) for e in heard] == [("camera_lost", "camera lost, retrying")]
+    assert status == "camera lost, retrying"
+    assert game.status == "ended"
