@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from rules.geometry import Pose
 from rules.referee import referee_for
 from rules.ruleset import Ruleset
 from rules.scene import Model, Scene, Table, Terrain
-from rules.verdict import Finding
+from rules.verdict import Finding, MoveReport
+
+#: What players may decide about a flag: let it stand (accept) or set it aside (dismiss).
+DECISIONS = ("accept", "dismiss")
 
 EventKind = Literal[
     "phase_started",
@@ -53,6 +56,8 @@ class Event:
     limit: float | None = None
     #: How far ``measured`` may be off (close calls), in inches.
     uncertainty: float | None = None
+    #: Its place in the session's list of events (set when the session emits it).
+    id: int = -1
 
     def to_dict(self) -> dict[str, object]:
         out = dataclasses.asdict(self)
@@ -60,6 +65,10 @@ class Event:
             if out[key] is not None:
                 out[key] = round(out[key], 4)
         return out
+
+
+#: The kinds of event that flag something players may accept or dismiss.
+FLAG_KINDS = ("violation", "advisory", "close_call")
 
 
 @dataclass
@@ -89,6 +98,12 @@ class Session:
     declarations: dict[str, Declaration] = field(default_factory=dict)
     open_findings: dict[str, list[Finding]] = field(default_factory=dict)
     events: list[Event] = field(default_factory=list)
+    #: The event that raised each finding still open, by the finding's key.
+    flag_events: dict[tuple[str, str, str | None], int] = field(default_factory=dict)
+    #: What the players decided about a flag, by its event id: "accept" or "dismiss".
+    decisions: dict[int, str] = field(default_factory=dict)
+    #: The latest measurement of each model's move this phase.
+    reports: dict[str, MoveReport] = field(default_factory=dict)
 
     # -- control --------------------------------------------------------------------------
 
@@ -103,6 +118,8 @@ class Session:
         self.phase_sigmas = dict(self.sigmas)
         self.declarations = {}
         self.open_findings = {}
+        self.flag_events = {}
+        self.reports = {}
         who = f", {side} moving" if side else ""
         return self._emit(Event(t, frame, "phase_started", f"turn {self.turn}: movement{who}"))
 
@@ -184,9 +201,60 @@ class Session:
             )
         )
 
+    def camera_bumped(
+        self, t: float, frame: int, message: str, shift_in: float, limit_in: float
+    ) -> list[Event]:
+        """The camera moved; positions stay put in table inches."""
+        return self._emit(
+            Event(t, frame, "camera_bumped", message, measured=shift_in, limit=limit_in)
+        )
+
     def camera_lost(self, t: float, frame: int, status: str) -> list[Event]:
         """The camera stopped delivering frames; poses are kept until it is back."""
         return self._emit(Event(t, frame, "camera_lost", status))
+
+    # -- saving and restoring -----------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, object]:
+        """The session's state as plain JSON values (events are kept apart, by id)."""
+
+        def poses(d: dict[str, Pose]) -> dict[str, list[float]]:
+            return {k: [p.x, p.y, p.heading, p.z] for k, p in d.items()}
+
+        return {
+            "turn": self.turn,
+            "side": self.side,
+            "in_phase": self.in_phase,
+            "poses": poses(self.poses),
+            "phase_start": poses(self.phase_start),
+            "sigmas": dict(self.sigmas),
+            "phase_sigmas": dict(self.phase_sigmas),
+            "declarations": {k: dataclasses.asdict(d) for k, d in self.declarations.items()},
+            "open_findings": {
+                k: [dataclasses.asdict(f) for f in v] for k, v in self.open_findings.items()
+            },
+            "flag_events": [[*k, v] for k, v in self.flag_events.items()],
+            "decisions": {str(k): v for k, v in self.decisions.items()},
+            "events": len(self.events),
+        }
+
+    def restore(self, state: dict[str, Any], events: list[Event]) -> None:
+        """Back to a snapshot, with the events up to it (``len(events) == state["events"]``)."""
+
+        def poses(d: dict[str, list[float]]) -> dict[str, Pose]:
+            return {k: Pose(p[0], p[1], p[2], p[3]) for k, p in d.items()}
+
+        self.turn, self.side, self.in_phase = state["turn"], state["side"], state["in_phase"]
+        self.poses, self.phase_start = poses(state["poses"]), poses(state["phase_start"])
+        self.sigmas, self.phase_sigmas = dict(state["sigmas"]), dict(state["phase_sigmas"])
+        self.declarations = {k: Declaration(**d) for k, d in state["declarations"].items()}
+        self.open_findings = {
+            k: [Finding(**f) for f in v] for k, v in state["open_findings"].items()
+        }
+        self.flag_events = {(r, m, o): i for r, m, o, i in state["flag_events"]}
+        self.decisions = {int(k): v for k, v in state["decisions"].items()}
+        self.events = list(events[: state["events"]])
+        self.reports = {}
 
     # -- judging ----------------------------------------------------------------------------
 
@@ -217,8 +285,26 @@ class Session:
             )
         return Scene(self.table, tuple(models), self.terrain, self.tolerance_in)
 
+    def decide(self, event_id: int, decision: str) -> None:
+        """The players' decision on a flag; it stays in the record, marked."""
+        if decision not in DECISIONS:
+            raise ValueError(f"decision: expected one of {', '.join(DECISIONS)}, got {decision!r}")
+        if not 0 <= event_id < len(self.events) or self.events[event_id].kind not in FLAG_KINDS:
+            raise ValueError(f"flag: no violation, advisory or close call has id {event_id}")
+        self.decisions[event_id] = decision
+
+    def flags(self) -> list[tuple[Event, Finding]]:
+        """The findings open now, each with the event that first raised it."""
+        out = []
+        for findings in self.open_findings.values():
+            for f in findings:
+                out.append((self.events[self.flag_events[_key(f)]], f))
+        return out
+
     def _judge(self, t: float, frame: int, model_id: str) -> list[Event]:
         verdict = referee_for(self.scene(), self.ruleset).judge_model(model_id)
+        if model_id in verdict.moves:
+            self.reports[model_id] = verdict.moves[model_id]
         now = list(verdict.violations) + list(verdict.advisories)
         before = self.open_findings.get(model_id, [])
         events: list[Event] = []
@@ -259,11 +345,19 @@ class Session:
                     )
                 )
         self.open_findings[model_id] = now
-        return self._emit(*events)
+        emitted = self._emit(*events)
+        for e in emitted:
+            key = (e.rule or "", e.model or "", e.other)
+            if e.kind == "resolved":
+                self.flag_events.pop(key, None)
+            elif e.kind in FLAG_KINDS:
+                self.flag_events[key] = e.id
+        return emitted
 
     def _emit(self, *events: Event) -> list[Event]:
-        self.events.extend(events)
-        return list(events)
+        numbered = [dataclasses.replace(e, id=len(self.events) + k) for k, e in enumerate(events)]
+        self.events.extend(numbered)
+        return numbered
 
 
 def _key(f: Finding) -> tuple[str, str, str | None]:

@@ -126,14 +126,11 @@ class Pipeline:
         shift = float(np.linalg.norm(at - before))
         if shift <= BUMP_IN:
             return []
-        event = Event(
+        return self.session.camera_bumped(
             frame.t,
             frame.index,
-            "camera_bumped",
             f"the camera moved {shift:.2f} in; positions are re-solved from the anchors "
             f"({', '.join(map(str, pose.anchors_used))})",
-            measured=shift,
-            limit=BUMP_IN,
+            shift,
+            BUMP_IN,
         )
-        self.session.events.append(event)
-        return [event]

@@ -109,3 +109,35 @@ def test_uncertain_positions_turn_a_hair_over_into_a_close_call():
     s.sigmas["a"] = s.phase_sigmas["a"] = 0.01
     again = s.declare(2.0, 60, "a", roll=3)
     assert kinds(again) == [("violation", "movement"), ("resolved", "close_call")]
+
+
+def test_a_snapshot_restores_a_session_that_judges_on_alike():
+    import json
+
+    s = game()
+    s.start_phase(0.0, 0, turn=3, side="red")
+    s.moved(1.0, 30, "a", Pose(12, 5))  # 7 in of 6: a violation
+    s.declare(1.5, 45, "b", action="charge", target="e")
+    s.decide(2, "accept")  # 0 phase_started, 1 model_moved, 2 the violation
+    saved = json.loads(json.dumps(s.snapshot()))  # through JSON, as a match file keeps it
+    restored = game()
+    restored.restore(saved, list(s.events))
+    assert (restored.turn, restored.side, restored.in_phase) == (3, "red", True)
+    assert restored.poses["a"] == Pose(12, 5) and restored.phase_start["a"] == Pose(5, 5)
+    assert restored.decisions == {2: "accept"}
+    assert [e.kind for e, _ in restored.flags()] == ["violation"]
+    # the same next step gives the same events, ids included
+    assert restored.moved(2.0, 60, "a", Pose(10.5, 5)) == s.moved(2.0, 60, "a", Pose(10.5, 5))
+    assert [e.kind for e in restored.events[-2:]] == ["model_moved", "resolved"]
+
+
+def test_decisions_on_flags_only():
+    s = game()
+    s.start_phase(0.0, 0)
+    s.moved(1.0, 30, "a", Pose(12, 5))
+    with pytest.raises(ValueError, match="flag: no violation, advisory or close call has id 0"):
+        s.decide(0, "accept")  # the phase_started event
+    with pytest.raises(ValueError, match="decision: expected one of accept, dismiss"):
+        s.decide(2, "ignore")
+    s.decide(2, "dismiss")
+    assert s.decisions == {2: "dismiss"}

@@ -146,6 +146,7 @@ def test_analyze_a_video(match_files, tmp_path):
         ("violation", "movement", "ganger"),
     ]
     assert events[2]["measured"] == pytest.approx(7.0, abs=0.02)
+    assert [e["id"] for e in events] == [0, 1, 2]
     assert set(events[0]) == {
         "t",
         "frame",
@@ -157,6 +158,7 @@ def test_analyze_a_video(match_files, tmp_path):
         "limit",
         "uncertainty",
         "message",
+        "id",
     }
     # a bad script is one line naming it
     (tmp_path / "bad.toml").write_text('[[step]]\nt = 0\nphase = "combat"\n')
