@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from rules.session import Event
     from rules.verdict import Verdict
     from vision.live import Game, Setup
+    from webui.serve import Server
 
 __version__ = "0.1.0"
 
@@ -355,6 +356,8 @@ KEYS = {
 @click.option("--terrain", "terrain_path", type=click.Path(path_type=Path))
 @click.option("--camera", "camera_path", type=click.Path(path_type=Path))
 @click.option("--record", "record_path", type=click.Path(path_type=Path), help="match.db")
+@click.option("--host", default="127.0.0.1", show_default=True, help="0.0.0.0: the LAN too.")
+@click.option("--port", default=5000, show_default=True, type=click.IntRange(0, 65535))
 def run(
     source: str,
     game: str,
@@ -363,6 +366,8 @@ def run(
     terrain_path: Path | None,
     camera_path: Path | None,
     record_path: Path | None,
+    host: str,
+    port: int,
 ) -> None:
     """Referee a live game from a camera or stream; events are printed as they happen.
 
@@ -387,6 +392,7 @@ def run(
     click.echo(
         f"refereeing {setup.ruleset.title} from {source}" + (f" ({granted})" if granted else "")
     )
+    server = _serve(referee, host, port)
     if sys.stdin.isatty():
         _keys_help()
         threading.Thread(target=_terminal_keys, args=(referee,), daemon=True).start()
@@ -396,6 +402,23 @@ def run(
         pass
     finally:
         referee.stop()
+        server.close()
+
+
+def _serve(referee: Game, host: str, port: int) -> Server:
+    """The web UI on a thread of its own; prints where to open it."""
+    from webui.serve import Server
+
+    try:
+        server = Server(referee, host, port).start()
+    except OSError as exc:
+        fail(f"--port: cannot listen on {host}:{port}: {exc.strerror}")
+    click.echo(f"table view: {server.url}", err=True)
+    if server.token:
+        click.echo(
+            "  (controls need the token in that URL; viewers without it can only watch)", err=True
+        )
+    return server
 
 
 def _keys_help() -> None:

@@ -21,9 +21,13 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import cv2
 
 from calibration.camera import CameraModel
 from calibration.table import TableSpec
+from rules.board import describe
 from rules.errors import InputError
 from rules.ruleset import Ruleset, load_ruleset
 from rules.scene import Table
@@ -112,6 +116,12 @@ class Game:
         self.paced = paced and not source.live
         self.loop = loop and not source.live
         self.lock = threading.RLock()
+        #: Notified on every change; ``version`` counts them, ``generation`` counts restarts.
+        self.changed = threading.Condition(self.lock)
+        self.version = 0
+        self.generation = 0
+        self._state: tuple[tuple[int, int], dict[str, Any]] | None = None
+        self._jpeg: tuple[tuple[int, int], bytes] | None = None
         self.session = setup.session()
         self.pipeline = setup.pipeline(self.session)
         #: The newest frame processed, and its time and number.
@@ -136,6 +146,9 @@ class Game:
         for event in events:
             for listener in list(self._listeners):
                 listener(event)
+        with self.changed:
+            self.version += 1
+            self.changed.notify_all()
         return events
 
     # -- frames ---------------------------------------------------------------------------
@@ -226,6 +239,7 @@ class Game:
     def restart(self) -> None:
         """A new game on the same setup (the demo's clip looping)."""
         with self.lock:
+            self.generation += 1
             self.session = self.setup.session()
             self.pipeline = self.setup.pipeline(self.session)
             self.auto_phase = self.script is None
@@ -278,5 +292,95 @@ class Game:
         target: str | None = None,
         roll: int | None = None,
     ) -> list[Event]:
+        """A model's declaration, checked against the roster and the game's actions."""
+        models = {m.id for m in self.setup.roster}
+        if model not in models:
+            raise InputError(f"model: unknown model {model!r}; the roster has: {sorted(models)}")
+        actions = self.setup.ruleset.actions
+        if action is not None and action not in actions:
+            raise InputError(f"action: {self.setup.ruleset.no_such_action(action)}")
+        if target is not None and (target not in models or target == model):
+            raise InputError(f"target: expected another model of the roster, got {target!r}")
         with self.lock:
+            declared = self.session.declarations.get(model)
+            name = action or (declared.action if declared else "move")
+            sides = actions[name].roll_sides if name in actions else 6
+            if roll is not None and not 1 <= roll <= sides:
+                raise InputError(f"roll: expected 1 to {sides} for {name}, got {roll}")
             return self._tell(self.session.declare(*self._now(), model, action, target, roll))
+
+    def decide(self, event_id: int, decision: str) -> None:
+        """Accept or dismiss a flag; it stays in the record, marked."""
+        with self.lock:
+            try:
+                self.session.decide(event_id, decision)
+            except ValueError as exc:
+                raise InputError(str(exc)) from None
+            self._tell([])
+
+    # -- what views show --------------------------------------------------------------------
+
+    def state(self) -> dict[str, Any]:
+        """The table as views draw it (see :mod:`rules.board`), plus the live picture's
+        mapping from table inches to pixels. Computed once per change, shared by all."""
+        with self.lock:
+            key = (self.generation, self.version)
+            if self._state is not None and self._state[0] == key:
+                return self._state[1]
+            state = describe(self.session)
+            tracks = {
+                self.pipeline.model_of[marker]: track.state.value
+                for marker, track in self.pipeline.tracker.tracks.items()
+            }
+            for m in state["models"]:
+                m["track"] = tracks.get(m["id"], "unseen")
+            state["live"] = {
+                "status": self.status,
+                "generation": self.generation,
+                "version": self.version,
+                "t": self.frame.t if self.frame else None,
+                "frame": self.frame.index if self.frame else None,
+                "events": len(self.session.events),
+            }
+            state["camera"] = self.mapping()
+            self._state = (key, state)
+            return state
+
+    def mapping(self) -> dict[str, Any] | None:
+        """How table inches (z = 0) map to this frame's pixels, for views to draw with:
+        a pinhole camera with OpenCV's distortion, or a plane-to-plane homography."""
+        pose = self.pipeline.pose
+        if pose is None or self.frame is None:
+            return None
+        h, w = self.frame.image.shape[:2]
+        out: dict[str, Any] = {"image_size": [w, h]}
+        if pose.camera is not None and pose.rvec is not None and pose.tvec is not None:
+            rotation, _ = cv2.Rodrigues(pose.rvec)
+            out["rotation"] = rotation.tolist()
+            out["translation"] = pose.tvec.reshape(3).tolist()
+            out["camera_matrix"] = pose.camera.camera_matrix.tolist()
+            out["dist_coeffs"] = pose.camera.dist_coeffs.reshape(-1).tolist()
+        else:
+            assert pose.homography is not None
+            out["homography"] = pose.homography.tolist()
+        return out
+
+    def events_since(self, first_id: int) -> list[Event]:
+        with self.lock:
+            return self.session.events[first_id:]
+
+    def jpeg(self, quality: int = 80) -> tuple[int, bytes] | None:
+        """The newest frame as JPEG (encoded once, whoever asks), with its number."""
+        with self.lock:
+            frame = self.frame
+            if frame is None:
+                return None
+            key = (self.generation, frame.index)
+            if self._jpeg is not None and self._jpeg[0] == key:
+                return frame.index, self._jpeg[1]
+        ok, data = cv2.imencode(".jpg", frame.image, [cv2.IMWRITE_JPEG_QUALITY, quality])
+        if not ok:
+            return None
+        with self.lock:
+            self._jpeg = (key, data.tobytes())
+        return frame.index, data.tobytes()

@@ -172,7 +172,7 @@ def test_run_plays_a_file_like_a_camera_with_the_same_events(match_files):
 
     video, args = match_files
     analyzed = tablesight("analyze", str(video), *args)
-    ran = tablesight("run", "--source", str(video), *args)
+    ran = tablesight("run", "--source", str(video), *args, "--port", "0")
     assert ran.returncode == 0, ran.stderr
     lines = ran.stdout.splitlines()
     assert lines[0] == f"refereeing Necromunda from {video}"

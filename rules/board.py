@@ -1,0 +1,241 @@
+"""The table as the players see it: shapes and numbers in table inches, for any view to draw.
+
+The web pages, the broadcast overlay and the replay all draw the same picture: each base's
+outline, the zones the moving side must keep out of, each unit's coherency links, how far
+each moved model went against its allowance, the terrain, and every open flag. This module
+works all of it out from a :class:`~rules.session.Session`, so no view does rules work;
+views only map inches to pixels.
+
+Everything is plain JSON values: points are ``[x, y]`` in inches.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from rules.geometry import Pose, centre_to_base, edge_distance
+from rules.judge import Referee
+from rules.scene import Model, Scene
+from rules.session import Session
+
+#: Points on a drawn circle or oval outline.
+OUTLINE_POINTS = 48
+
+#: How far around a model the hover card lists its neighbours, edge to edge (inches).
+NEAR_IN = 6.0
+
+
+def _ring(poly: Any) -> list[list[float]]:
+    return [[round(x, 4), round(y, 4)] for x, y in list(poly.exterior.coords)[:-1]]
+
+
+def outline(model: Model, pose: Pose | None = None) -> list[list[float]]:
+    """A model's base outline at ``pose`` (default: where it stands)."""
+    return _ring(model.base.footprint(pose or model.pose, "inner", OUTLINE_POINTS))
+
+
+def describe(session: Session) -> dict[str, Any]:
+    """Everything a view draws, in table inches (see the module's docstring)."""
+    scene = session.scene()
+    rules = session.ruleset
+    return {
+        "game": {"name": rules.name, "title": rules.title},
+        "session": {
+            "turn": session.turn,
+            "side": session.side,
+            "in_phase": session.in_phase,
+            "sides": list(dict.fromkeys(m.side for m in session.models.values())),
+            "actions": sorted(rules.actions),
+        },
+        "table": {"width_in": session.table.width_in, "depth_in": session.table.depth_in},
+        "terrain": [
+            {
+                "id": t.id,
+                "polygon": _ring(t.polygon),
+                "height_in": t.height_in,
+                "keywords": sorted(t.keywords),
+            }
+            for t in scene.terrain
+        ],
+        "models": [_model(session, m) for m in scene.models],
+        "zones": zones(session, scene),
+        "links": links(session, scene),
+        "flags": flags(session),
+    }
+
+
+def _model(session: Session, m: Model) -> dict[str, Any]:
+    report = session.reports.get(m.id) if session.in_phase else None
+    declared = session.declarations.get(m.id)
+    return {
+        "id": m.id,
+        "side": m.side,
+        "unit": m.unit,
+        "base": {"shape": m.base.shape, "length_mm": m.base.length_mm, "width_mm": m.base.width_mm},
+        "movement_in": m.movement_in,
+        "keywords": sorted(m.keywords),
+        "status": sorted(m.status),
+        "x": round(m.pose.x, 4),
+        "y": round(m.pose.y, 4),
+        "heading": round(m.pose.heading, 2),
+        "sigma_in": round(m.sigma_in, 4),
+        "outline": outline(m),
+        "moved": m.end is not None,
+        "start": [round(m.start.x, 4), round(m.start.y, 4)] if m.end is not None else None,
+        "start_outline": outline(m, m.start) if m.end is not None else None,
+        "declared": None
+        if declared is None
+        else {"action": declared.action, "target": declared.target, "roll": declared.roll},
+        "move": None
+        if report is None
+        else {
+            "action": report.action,
+            "allowance_in": round(report.allowance, 3),
+            "straight_in": round(report.straight, 3),
+            "shortest_in": None if report.shortest_path is None else round(report.shortest_path, 3),
+            "route": [[round(x, 4), round(y, 4)] for x, y in report.route],
+        },
+    }
+
+
+def zones(session: Session, scene: Scene) -> list[dict[str, Any]]:
+    """The zones the side with priority must keep out of (all sides' when none has it)."""
+    zone = session.ruleset.zone
+    if zone is None or session.ruleset.grid is not None or not scene.models:
+        return []
+    referee = Referee(scene, session.ruleset)
+    movers = [m for m in scene.models if session.side in (None, m.side)]
+    sources: dict[str, Model] = {}
+    for mover in movers:
+        for source in referee.zone_sources(mover):
+            sources.setdefault(source.id, source)
+    return [
+        {
+            "model": s.id,
+            "side": s.side,
+            "range_in": zone.range_in,
+            "outline": _ring(s.base.inflated(s.pose, zone.range_in, "inner")),
+        }
+        for s in sources.values()
+    ]
+
+
+def links(session: Session, scene: Scene) -> list[dict[str, Any]]:
+    """Each unit's coherency links: the shortest links that join the unit (a minimum
+    spanning tree), each marked ``ok`` when within the coherency range."""
+    coherency = session.ruleset.coherency
+    if coherency is None:
+        return []
+    units: dict[tuple[str, str], list[Model]] = {}
+    for m in scene.models:
+        units.setdefault((m.side, m.unit), []).append(m)
+    out = []
+    for members in units.values():
+        for a, b, gap in _spanning_tree(members):
+            rise = abs(a.pose.z - b.pose.z)
+            ok = gap <= coherency.range_in + scene.tolerance_in and rise <= coherency.vertical_in
+            out.append(
+                {
+                    "a": a.id,
+                    "b": b.id,
+                    "distance_in": round(gap, 3),
+                    "range_in": coherency.range_in,
+                    "ok": ok,
+                    "points": [[a.pose.x, a.pose.y], [b.pose.x, b.pose.y]],
+                }
+            )
+    return out
+
+
+def _spanning_tree(members: list[Model]) -> list[tuple[Model, Model, float]]:
+    """Prim's algorithm over edge-to-edge distances."""
+    if len(members) < 2:
+        return []
+    inside, edges = [members[0]], []
+    best = {
+        m.id: (edge_distance(members[0].base, members[0].pose, m.base, m.pose), members[0])
+        for m in members[1:]
+    }
+    rest = {m.id: m for m in members[1:]}
+    while rest:
+        mid = min(rest, key=lambda k: best[k][0])
+        m = rest.pop(mid)
+        gap, via = best[mid]
+        edges.append((via, m, gap))
+        inside.append(m)
+        for k, other in rest.items():
+            d = edge_distance(m.base, m.pose, other.base, other.pose)
+            if d < best[k][0]:
+                best[k] = (d, m)
+    return edges
+
+
+def flags(session: Session) -> list[dict[str, Any]]:
+    """The findings open now, with the numbers as they stand and the players' decision."""
+    out = []
+    for event, f in session.flags():
+        out.append(
+            {
+                "id": event.id,
+                "kind": event.kind,
+                "rule": f.rule,
+                "model": f.model,
+                "other": f.other,
+                "measured": None if f.measured is None else round(f.measured, 3),
+                "limit": None if f.limit is None else round(f.limit, 3),
+                "uncertainty": None if f.uncertainty is None else round(f.uncertainty, 3),
+                "message": f.message,
+                "decision": session.decisions.get(event.id),
+            }
+        )
+    return out
+
+
+def neighbours(session: Session, model_id: str, within_in: float = NEAR_IN) -> dict[str, Any]:
+    """One model's profile and its edge-to-edge distances to the models near it."""
+    scene = session.scene()
+    me = scene.get(model_id)
+    if me is None:
+        raise KeyError(model_id)
+    near: list[dict[str, Any]] = []
+    for other in scene.models:
+        if other.id == model_id:
+            continue
+        gap = edge_distance(me.base, me.pose, other.base, other.pose)
+        if gap <= within_in:
+            near.append(
+                {
+                    "model": other.id,
+                    "side": other.side,
+                    "distance_in": round(gap, 3),
+                    "uncertainty_in": round(math.hypot(me.sigma_in, other.sigma_in), 3),
+                }
+            )
+    near.sort(key=lambda n: n["distance_in"])
+    return {"model": _model(session, me), "near": near}
+
+
+def measure(
+    session: Session, a: str, b: str | None = None, point: tuple[float, float] | None = None
+) -> dict[str, Any]:
+    """Edge-to-edge distance from model ``a`` to model ``b``, or to a table ``point``."""
+    scene = session.scene()
+    first = scene.get(a)
+    if first is None:
+        raise KeyError(a)
+    if b is not None:
+        second = scene.get(b)
+        if second is None:
+            raise KeyError(b)
+        gap = edge_distance(first.base, first.pose, second.base, second.pose)
+        sigma = math.hypot(first.sigma_in, second.sigma_in)
+        return {"from": a, "to": b, "distance_in": round(gap, 3), "uncertainty_in": round(sigma, 3)}
+    assert point is not None
+    gap = centre_to_base(first.base, first.pose, point)
+    return {
+        "from": a,
+        "to": [point[0], point[1]],
+        "distance_in": round(gap, 3),
+        "uncertainty_in": round(first.sigma_in, 3),
+    }

@@ -1,0 +1,48 @@
+"""Serving the web UI with waitress, a production-grade threaded WSGI server.
+
+Each page holds one stream (``/api/stream``) and maybe the picture (``/video.mjpg``) open,
+each on a server thread of its own, so the pool is sized for a room full of viewers.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+
+from waitress.server import create_server
+
+from vision.live import Game
+from webui.app import create_app
+
+#: Server threads: each open stream holds one.
+THREADS = 48
+
+
+class Server:
+    """The web UI for ``game`` on ``host:port`` (port 0: any free port), on a thread."""
+
+    def __init__(self, game: Game, host: str = "127.0.0.1", port: int = 5000) -> None:
+        #: Listening beyond this machine: the controls need this token.
+        self.token = (
+            None if host in ("127.0.0.1", "localhost", "::1") else secrets.token_urlsafe(12)
+        )
+        self.app = create_app(game, self.token)
+        self._server = create_server(
+            self.app, host=host, port=port, threads=THREADS, ident="TableSight"
+        )
+        self.host = host
+        self.port = int(self._server.effective_port)  # type: ignore[union-attr]
+        self._thread = threading.Thread(target=self._server.run, name="web", daemon=True)
+
+    @property
+    def url(self) -> str:
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::") else self.host
+        query = f"?token={self.token}" if self.token else ""
+        return f"http://{host}:{self.port}/{query}"
+
+    def start(self) -> Server:
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._server.close()

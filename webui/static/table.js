@@ -1,0 +1,174 @@
+// The table view: picture + overlay, top-down map, controls, flags and events.
+"use strict";
+
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const overlay = $("overlay"), map = $("map");
+  let state = null, selected = null, measuring = null;
+  const opts = { zones: TS.option("zones"), links: TS.option("links"), labels: TS.option("labels"),
+                 allReach: false };
+
+  function say(text) { $("message").textContent = text; }
+  async function act(promise) {
+    try { const out = await promise; say(""); return out; } catch (err) { say(err.message); return null; }
+  }
+
+  function fill(select, values, keep = true, blank = null) {
+    const old = select.value;
+    select.textContent = "";
+    if (blank !== null) select.add(new Option(blank, ""));
+    for (const v of values) select.add(new Option(v, v));
+    if (keep && values.includes(old)) select.value = old;
+  }
+
+  function render() {
+    if (!state) return;
+    const s = state.session;
+    $("game-title").textContent = state.game.title;
+    $("phase").textContent = `Turn ${s.turn}: ${s.in_phase ? "movement" : "no phase"}` +
+      (s.side ? `, ${s.side} moving` : "");
+    const ids = state.models.map((m) => m.id);
+    if (document.activeElement !== $("side")) fill($("side"), s.sides, false, "-");
+    if (document.activeElement !== $("side")) $("side").value = s.side || "";
+    if (document.activeElement !== $("model")) fill($("model"), ids);
+    if (selected && document.activeElement !== $("model")) $("model").value = selected;
+    if (document.activeElement !== $("action")) fill($("action"), s.actions);
+    if (document.activeElement !== $("target")) fill($("target"), ids, true, "none");
+    const common = { ...opts, selected, onModel: clickModel, onHover: hover };
+    const cam = state.camera;
+    if (cam) {
+      overlay.setAttribute("viewBox", `0 0 ${cam.image_size[0]} ${cam.image_size[1]}`);
+      TS.draw(overlay, state, TS.projector(cam), { ...common, labelOffset: cam.image_size[1] / 60 });
+    }
+    // seen from the table's near edge (y = 0 at the bottom), as a camera usually is
+    const depth = state.table.depth_in;
+    map.setAttribute("viewBox", `-1 -1 ${state.table.width_in + 2} ${depth + 2}`);
+    TS.draw(map, state, (x, y) => [x, depth - y], { ...common, labelOffset: 0.9 });
+    TS.el("rect", { x: 0, y: 0, width: state.table.width_in, height: state.table.depth_in,
+                    class: "table-edge", fill: "none", stroke: "#889", "stroke-width": 0.08 }, map);
+    renderFlags();
+  }
+
+  function renderFlags() {
+    const list = $("flags");
+    list.textContent = "";
+    for (const f of state.flags) {
+      const li = document.createElement("li");
+      li.className = `${f.kind} ${f.decision || ""}`;
+      li.dataset.flag = f.id;
+      li.textContent = `${f.model}: ${TS.flagLabel(f)} ` + (f.decision ? `(${f.decision}ed) ` : "");
+      li.title = f.message;
+      for (const decision of ["accept", "dismiss"]) {
+        const b = document.createElement("button");
+        b.textContent = decision;
+        b.className = `flag-${decision}`;
+        b.onclick = () => act(TS.post(`/api/flags/${f.id}`, { decision }));
+        li.appendChild(b);
+      }
+      list.appendChild(li);
+    }
+  }
+
+  function addEvent(e) {
+    const li = document.createElement("li");
+    li.className = e.kind;
+    li.dataset.kind = e.kind;
+    li.textContent = `${e.t === null ? "" : e.t.toFixed(1) + "s"} ${e.message}`;
+    $("events").prepend(li);
+    while ($("events").children.length > 200) $("events").lastChild.remove();
+  }
+
+  async function hover(id) {
+    const info = await act(TS.get(`/api/models/${encodeURIComponent(id)}`));
+    if (!info) return;
+    const m = info.model;
+    const rows = info.near.map((n) =>
+      `<tr><td>${n.model}</td><td>${TS.num(n.distance_in)} in +/- ${TS.num(n.uncertainty_in)}</td></tr>`);
+    const move = m.move ? `moved ${TS.num(m.move.shortest_in)} in of ${TS.num(m.move.allowance_in)} ` +
+      `(straight ${TS.num(m.move.straight_in)})` : "";
+    $("info").innerHTML = `<h2>${m.id}</h2><div>${m.side}, unit ${m.unit}, M ${m.movement_in} in, ` +
+      `${m.base.shape} ${m.base.length_mm}x${m.base.width_mm} mm ${m.keywords.join(" ")}</div>` +
+      `<div>${move}</div><table data-testid="near">${rows.join("")}</table>`;
+  }
+
+  async function clickModel(id) {
+    if (measuring !== null) {
+      if (measuring === "") { measuring = id; say(`measuring from ${id}: click a model or a point on the map`); return; }
+      const out = await act(TS.get(`/api/measure?a=${encodeURIComponent(measuring)}&b=${encodeURIComponent(id)}`));
+      showMeasure(out);
+      return;
+    }
+    selected = id;
+    $("model").value = id;
+    hover(id);
+    render();
+  }
+
+  function showMeasure(out) {
+    measuring = null;
+    $("measure-button").classList.remove("active");
+    if (!out) return;
+    const to = Array.isArray(out.to) ? `(${TS.num(out.to[0])}, ${TS.num(out.to[1])})` : out.to;
+    $("measure").textContent = `${out.from} to ${to}: ${TS.num(out.distance_in)} in +/- ${TS.num(out.uncertainty_in)}`;
+  }
+
+  // a click on the map's empty table: a point in inches (the map is drawn in inches)
+  map.addEventListener("click", async (ev) => {
+    if (!measuring) return;
+    const pt = map.createSVGPoint();
+    pt.x = ev.clientX; pt.y = ev.clientY;
+    const p = pt.matrixTransform(map.getScreenCTM().inverse());
+    const y = state.table.depth_in - p.y;
+    const out = await act(TS.get(`/api/measure?a=${encodeURIComponent(measuring)}&x=${p.x}&y=${y}`));
+    showMeasure(out);
+  });
+
+  function startMeasure() {
+    measuring = "";
+    $("measure-button").classList.add("active");
+    say("measure: click the first model");
+  }
+
+  const phase = (action) => act(TS.post("/api/phase", { action }));
+  $("start-phase").onclick = () => phase("start");
+  $("end-phase").onclick = () => phase("end");
+  $("next-turn").onclick = () => phase("next_turn");
+  $("side").onchange = () => $("side").value &&
+    act(TS.post("/api/phase", { action: "side", side: $("side").value }));
+  $("model").onchange = () => { selected = $("model").value; hover(selected); render(); };
+  $("measure-button").onclick = startMeasure;
+  $("help-button").onclick = () => $("help").showModal();
+  function declare() {
+    const body = { model: $("model").value, action: $("action").value };
+    if ($("target").value) body.target = $("target").value;
+    if ($("roll").value) body.roll = Number($("roll").value);
+    return act(TS.post("/api/declare", body));
+  }
+  $("declare").onclick = declare;
+
+  document.addEventListener("keydown", (ev) => {
+    if (["INPUT", "SELECT", "TEXTAREA"].includes(document.activeElement.tagName)) return;
+    const key = ev.key;
+    if (key === "?") $("help").showModal();
+    else if (key === "m") phase("start");
+    else if (key === "e") phase("end");
+    else if (key === "n") phase("next_turn");
+    else if (key === "t") startMeasure();
+    else if (key === "d") declare();
+    else if (key === "s" && state) {
+      const sides = state.session.sides;
+      const next = sides[(sides.indexOf(state.session.side) + 1) % sides.length];
+      act(TS.post("/api/phase", { action: "side", side: next }));
+    } else if ((key === "a" || key === "x") && state && state.flags.length) {
+      const f = state.flags[state.flags.length - 1];
+      act(TS.post(`/api/flags/${f.id}`, { decision: key === "a" ? "accept" : "dismiss" }));
+    } else if (key === "Escape") { measuring = null; selected = null; $("measure-button").classList.remove("active"); render(); }
+  });
+
+  TS.connect({
+    state(s) { state = s; render(); },
+    event: addEvent,
+    reset() { $("events").textContent = ""; },
+    status(text) { $("connection").textContent = text; },
+  });
+})();
