@@ -175,9 +175,8 @@ def create_app(game: Game, token: str | None = None) -> Flask:
             try:
                 return jsonify(measure(game.session, a, b, point))
             except KeyError as exc:
-                raise ApiError(
-                    400, f"{'a' if exc.args[0] == a else 'b'}: no model {exc.args[0]!r}"
-                ) from None
+                field = "a" if exc.args[0] == a else "b"
+                raise ApiError(400, f"{field}: no model {exc.args[0]!r}", field) from None
 
     # -- controls -----------------------------------------------------------------------
 
