@@ -45,7 +45,6 @@ def main() -> None:
 
 # Subcommands that this version does not provide yet: (name, one-line help).
 _NOT_YET = [
-    ("demo", "Play a bundled match through the live referee and open the table view."),
     ("replay", "Serve the replay viewer for a recorded match file."),
     ("export", "Export a match file's events and tracks as JSON or CSV."),
 ]
@@ -396,6 +395,69 @@ def run(
     if sys.stdin.isatty():
         _keys_help()
         threading.Thread(target=_terminal_keys, args=(referee,), daemon=True).start()
+    try:
+        referee.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        referee.stop()
+        server.close()
+
+
+#: Where the bundled samples live: one folder per game.
+SAMPLES = Path(__file__).resolve().parent / "samples"
+#: The demo's default: the sample with the most to show.
+DEMO_GAME = "necromunda"
+
+
+@main.command()
+@click.option("--game", default=DEMO_GAME, show_default=True, help="Which sample match to play.")
+@click.option("--port", default=5000, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--no-browser", is_flag=True, help="Do not open a browser.")
+@click.option("--once", is_flag=True, help="Play the clip once and stop (default: loop).")
+def demo(game: str, port: int, no_browser: bool, once: bool) -> None:
+    """Play a bundled match through the live referee and serve the table view.
+
+    The sample clip is processed exactly as a camera would be, at its real speed, and
+    loops; nothing but the install is needed (no camera, no network).
+    """
+    import webbrowser
+
+    from rules.errors import InputError
+    from vision.live import Game, Setup
+    from vision.script import Script
+    from vision.sources import FileSource, SourceError
+
+    folder = SAMPLES / game
+    games = sorted(p.name for p in SAMPLES.iterdir() if (p / "match.mp4").is_file())
+    if not (folder / "match.mp4").is_file():
+        fail(f"--game: no sample match for {game!r}; there are: {', '.join(games)}")
+    try:
+        setup = Setup.load(
+            game,
+            folder / "table.toml",
+            folder / "roster.toml",
+            folder / "terrain.toml" if (folder / "terrain.toml").is_file() else None,
+            folder / "camera.toml",
+        )
+        script = Script.from_toml(folder / "session.toml")
+        source = FileSource(str(folder / "match.mp4"))
+    except (InputError, SourceError) as exc:
+        fail(str(exc))
+    referee = Game(setup, source, paced=True, loop=not once, script=script)
+    referee.listen(lambda e: click.echo(_event_line(e)))
+    server = _serve(referee, "127.0.0.1", port)
+    click.echo(
+        f"TableSight demo: {setup.ruleset.title}, the sample match in {folder} played as a "
+        "live camera would be.\n"
+        f'  Open {server.url} and watch: the bases outlined on the picture, the 1" zones,\n'
+        "  and each flag written on its model with its numbers as moves settle. Click a\n"
+        "  model for its distances; Measure for edge-to-edge distances; ? lists the keys.\n"
+        f"  OBS pages: {server.url}broadcast and {server.url}overlay. Ctrl-C stops.",
+        err=True,
+    )
+    if not no_browser:
+        webbrowser.open(server.url)
     try:
         referee.run()
     except KeyboardInterrupt:
