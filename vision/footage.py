@@ -1,0 +1,961 @@
+"""Rendered match footage from a storyboard: hands move models, hover, and knock the tripod.
+
+A :class:`Storyboard` says what stands where on the table, where the camera is, and what
+happens when:
+
+* :class:`Move`: a hand reaches in (``REACH_S`` seconds before ``at``), covers the model's
+  marker, carries it along a straight line (or through ``via`` points) for ``seconds``,
+  puts it down and withdraws (``REACH_S`` seconds). While carried the model is in the
+  hand, not on the table: it is not drawn, and the palm hides where it was;
+* :class:`Cover`: a hand hovers over a table point, or over named models, without moving
+  anything (it reaches in and withdraws the same way);
+* :class:`Bump`: from ``at`` on the camera stands somewhere else, as when someone knocks
+  the tripod.
+
+``frames(board)`` renders it as :class:`vision.sources.Frame` objects, ``write_video``
+as a video file, and ``board.pose_at(model, t)`` is the ground truth: where each model
+truly is at any time (in the hand, part way along its path, while carried).
+
+Rendering: every distinct state of the table (camera, and where the models rest) is
+drawn once by :func:`vision.synth.render_table` and reused, so a still stretch costs one
+render; hands are drawn over it in image space at ``motion_hz`` (10 Hz: each picture is
+held for 3 frames at 30 fps). A hand is a skin-toned palm with fingers, a thumb and a
+forearm reaching to the border of the picture nearest its path, shaded towards its
+edges, sized by projecting its table-plane outline through the camera (palm
+``PALM_IN`` across). Model bases and terrain footprints are tinted onto the mat around
+the markers' cards (``decorate``). The sensor noise of a picture is fixed when it is
+rendered: frames that show the same state are identical.
+
+The storyboard can be a TOML file (:func:`load_storyboard`); a malformed one is one
+line naming the file and the field. ``python -m vision.footage STORYBOARD.toml OUT.mp4``
+writes the video. The file has ``duration_s`` (and optionally ``fps``, ``motion_hz``,
+``texture_seed``, ``decorate``, a ``[shot]`` table with ``seed`` and the other
+:class:`vision.synth.Shot` fields), ``[table]`` and ``[[anchors]]`` as in ``table.toml``,
+``[camera]`` (``position``, ``look_at``, ``size``, ``hfov_deg``, ``dist``), ``[[models]]``
+as in ``roster.toml`` plus ``start = [x, y, heading]``, ``[[terrain]]`` as in
+``terrain.toml`` plus ``at = [x, y, heading]``, and ``[[actions]]`` in time order::
+
+    [[actions]]
+    kind = "move"
+    model = "ganger"
+    to = [17, 10]              # or [x, y, heading]; optional: via = [[x, y], ...] and
+    at = 2.0                   # arm = "left", "right", "top" or "bottom"
+    seconds = 1.5
+
+    [[actions]]
+    kind = "cover"             # point = [x, y] or models = [...]
+    models = ["ganger"]
+    at = 5.0
+    seconds = 1.0
+
+    [[actions]]
+    kind = "bump"
+    at = 8.0
+    position = [22.6, -14.4, 30.3]
+    look_at = [22.2, 14.1, 0]
+
+``tests/vision/necromunda_match.toml`` is a whole match.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Annotated, Literal
+
+import cv2
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from calibration.table import MM_PER_IN, Anchor, TableKeys, TableSpec, marker_corners
+from rules.errors import InputError, field_path, load_toml
+from rules.geometry import Pose
+from rules.scenario import OvalBase, RoundBase
+from vision.aruco import DictionaryError, dictionary_id
+from vision.roster import RosterModel, TerrainPiece
+from vision.sources import Frame
+from vision.synth import PinholeCamera, PlacedMarker, Shot, render_table
+
+__all__ = [
+    "FOURCC",
+    "PALM_IN",
+    "REACH_S",
+    "Action",
+    "Bump",
+    "Cover",
+    "Move",
+    "Storyboard",
+    "VideoInfo",
+    "frames",
+    "load_storyboard",
+    "write_video",
+]
+
+#: Seconds a hand takes to reach in before an action and to withdraw after it.
+REACH_S = 0.3
+#: Width of a palm across, inches (fingers and thumb come on top of it).
+PALM_IN = 3.5
+#: Width of a forearm at the wrist, inches.
+FOREARM_IN = 2.5
+#: Margin of palm left around a covered model's card, inches.
+COVER_MARGIN_IN = 0.3
+
+SKIN_BGR = (118.0, 150.0, 205.0)
+#: Multipliers of the mat's colour for a model's base and a terrain footprint.
+BASE_TINT = (0.34, 0.34, 0.36)
+TERRAIN_TINT = (0.62, 0.74, 0.92)
+TERRAIN_EDGE_TINT = (0.45, 0.52, 0.62)
+
+Side = Literal["left", "right", "top", "bottom"]
+_OUTWARD: dict[str, tuple[float, float]] = {
+    "left": (-1.0, 0.0),
+    "right": (1.0, 0.0),
+    "top": (0.0, -1.0),
+    "bottom": (0.0, 1.0),
+}
+_BASES_CACHED = 4  # rendered table states kept (a state may come back after a cover)
+
+
+# --------------------------------------------------------------------------------------------
+# The storyboard
+
+
+@dataclass(frozen=True)
+class Move:
+    """A hand carries ``model`` to ``to`` = (x, y) or (x, y, heading), from ``at`` for
+    ``seconds``, along a straight line or through the ``via`` points; ``arm`` names the
+    picture border the forearm comes from (default: the one nearest the path)."""
+
+    model: str
+    to: tuple[float, ...]
+    at: float
+    seconds: float
+    via: tuple[tuple[float, float], ...] = ()
+    arm: Side | None = None
+
+    @property
+    def end(self) -> float:
+        return self.at + self.seconds
+
+
+@dataclass(frozen=True)
+class Cover:
+    """A hand hovers over ``point`` (x, y), or over ``models``, from ``at`` for ``seconds``;
+    the palm is made wide enough to hide every named model's marker."""
+
+    at: float
+    seconds: float
+    point: tuple[float, float] | None = None
+    models: tuple[str, ...] = ()
+    arm: Side | None = None
+
+    @property
+    def end(self) -> float:
+        return self.at + self.seconds
+
+
+@dataclass(frozen=True)
+class Bump:
+    """From ``at`` on the camera stands at ``position`` aimed at ``look_at`` (inches)."""
+
+    at: float
+    position: tuple[float, float, float]
+    look_at: tuple[float, float, float]
+
+
+Action = Move | Cover | Bump
+
+
+def _as_pose(value: Pose | Sequence[float]) -> Pose:
+    if isinstance(value, Pose):
+        return value
+    v = [float(x) for x in value]
+    if len(v) not in (2, 3):
+        raise ValueError(f"a pose is [x, y] or [x, y, heading], got {value!r}")
+    return Pose(v[0], v[1], v[2] if len(v) == 3 else 0.0)
+
+
+def _turn(a: float, b: float) -> float:
+    """The signed shortest turn from heading ``a`` to ``b``, degrees."""
+    return (b - a + 180.0) % 360.0 - 180.0
+
+
+@dataclass(frozen=True)
+class Storyboard:
+    """What the camera films: the table, the models, the camera, and what happens when.
+
+    ``start`` gives each model's (and terrain piece's marker's) pose as ``Pose`` or
+    ``(x, y[, heading])``; ``shot`` says how every rendered picture is degraded (its seed
+    is varied per picture); times are seconds from the first frame.
+    """
+
+    table: TableSpec
+    roster: Sequence[RosterModel]
+    start: Mapping[str, Pose | Sequence[float]]
+    camera: PinholeCamera
+    duration_s: float
+    actions: Sequence[Action] = ()
+    terrain: Sequence[TerrainPiece] = ()
+    fps: float = 30.0
+    shot: Shot = field(default_factory=Shot)
+    motion_hz: float = 10.0
+    texture_seed: int = 0
+    decorate: bool = True
+    _moves: dict[str, tuple[Move, ...]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "roster", tuple(self.roster))
+        set_(self, "terrain", tuple(self.terrain))
+        set_(self, "actions", tuple(self.actions))
+        try:
+            set_(self, "start", {k: _as_pose(v) for k, v in self.start.items()})
+        except ValueError as exc:
+            raise ValueError(f"start: {exc}") from None
+        problem = next(_problems(self), None)
+        if problem is not None:
+            raise ValueError(f"{field_path(problem[0])}: {problem[1]}")
+        moves: dict[str, list[Move]] = {m.id: [] for m in self.roster}
+        for action in self.actions:
+            if isinstance(action, Move):
+                moves[action.model].append(action)
+        set_(self, "_moves", {k: tuple(v) for k, v in moves.items()})
+
+    @property
+    def frame_count(self) -> int:
+        return round(self.duration_s * self.fps)
+
+    @property
+    def dictionary(self) -> int:
+        return dictionary_id(self.table.table.dictionary)
+
+    def model(self, model_id: str) -> RosterModel:
+        for m in self.roster:
+            if m.id == model_id:
+                return m
+        raise KeyError(model_id)
+
+    def pose_at(self, model_id: str, t: float) -> Pose:
+        """Where ``model_id`` truly is at ``t``: at rest, or in the hand along its path."""
+        return self._state(model_id, t)[0]
+
+    def poses_at(self, t: float) -> dict[str, Pose]:
+        """Every model's true pose at ``t`` (the ground truth to check a referee against)."""
+        return {m.id: self.pose_at(m.id, t) for m in self.roster}
+
+    def in_hand(self, model_id: str, t: float) -> bool:
+        """Is ``model_id`` being carried (off the table) at ``t``?"""
+        return self._state(model_id, t)[1]
+
+    def camera_at(self, t: float) -> PinholeCamera:
+        """The camera as it stands at ``t`` (after every bump up to then)."""
+        camera = self.camera
+        for action in self.actions:
+            if isinstance(action, Bump) and action.at <= t + 1e-9:
+                camera = self.camera.aimed(action.position, action.look_at)
+        return camera
+
+    def _state(self, model_id: str, t: float) -> tuple[Pose, bool]:
+        start = self.start[model_id]
+        assert isinstance(start, Pose)
+        pose = start
+        for move in self._moves[model_id]:
+            if t <= move.at:
+                break
+            to = Pose(move.to[0], move.to[1], move.to[2] if len(move.to) == 3 else pose.heading)
+            if t < move.end:
+                done = (t - move.at) / move.seconds
+                x, y = _along([pose.xy, *move.via, to.xy], done)
+                heading = pose.heading + done * _turn(pose.heading, to.heading)
+                return Pose(x, y, heading % 360.0), True
+            pose = to
+        return pose, False
+
+
+def _along(path: Sequence[tuple[float, float]], fraction: float) -> tuple[float, float]:
+    """The point ``fraction`` of the way along a polyline, by length."""
+    pts = np.asarray(path, dtype=float)
+    seg = np.hypot(*np.diff(pts, axis=0).T)
+    goal = min(max(fraction, 0.0), 1.0) * float(seg.sum())
+    for k, length in enumerate(seg):
+        if length > 0 and goal <= length:
+            p = pts[k] + (pts[k + 1] - pts[k]) * (goal / length)
+            return float(p[0]), float(p[1])
+        goal -= length
+    return float(pts[-1, 0]), float(pts[-1, 1])
+
+
+def _problems(board: Storyboard) -> Iterator[tuple[tuple[int | str, ...], str]]:
+    """What is wrong with a storyboard, as (field location, what) pairs."""
+    for name in ("duration_s", "fps", "motion_hz"):
+        value = getattr(board, name)
+        if not (math.isfinite(value) and value > 0):
+            yield (name,), f"must be a positive number, got {value!r}"
+    try:
+        dictionary_id(board.table.table.dictionary)
+    except DictionaryError as exc:
+        yield ("table", "dictionary"), str(exc)
+    markers: dict[int, str] = {}
+    for i, a in enumerate(board.table.anchors):
+        if a.id in markers:
+            yield ("anchors", i, "id"), f"anchor ids must differ, got {a.id} twice"
+        markers[a.id] = f"anchor {a.id}"
+    ids: set[str] = set()
+    placed: list[tuple[str, Sequence[RosterModel | TerrainPiece]]] = [
+        ("roster", board.roster),
+        ("terrain", board.terrain),
+    ]
+    for key, items in placed:
+        for i, item in enumerate(items):
+            if item.id in ids:
+                yield (key, i, "id"), f"ids must differ, got {item.id!r} twice"
+            ids.add(item.id)
+            if item.marker in markers:
+                yield (key, i, "marker"), f"marker {item.marker} is also {markers[item.marker]}"
+            markers[item.marker] = repr(item.id)
+            if item.id not in board.start:
+                yield ("start",), f"no start pose for {item.id!r}"
+    for name in board.start:
+        if name not in ids:
+            yield ("start", name), "no model or terrain piece has this id"
+    models = {m.id for m in board.roster}
+    known = ", ".join(sorted(models))
+    last_at = 0.0
+    carried_until: dict[str, float] = {}
+    for i, action in enumerate(board.actions):
+        if not (math.isfinite(action.at) and action.at >= 0):
+            yield ("actions", i, "at"), f"must be a time >= 0 s, got {action.at!r}"
+        elif action.at < last_at:
+            yield ("actions", i, "at"), f"actions must be in time order; {action.at} < {last_at}"
+        last_at = max(last_at, action.at)
+        if isinstance(action, (Move, Cover)) and not action.seconds > 0:
+            yield ("actions", i, "seconds"), f"must be positive, got {action.seconds!r}"
+        if isinstance(action, (Move, Cover)) and action.arm not in (None, *_OUTWARD):
+            yield ("actions", i, "arm"), f"expected one of {', '.join(_OUTWARD)}"
+        if isinstance(action, Move):
+            if action.model not in models:
+                yield ("actions", i, "model"), f"unknown model {action.model!r}; roster: {known}"
+            elif action.at < carried_until.get(action.model, -1.0):
+                yield ("actions", i, "at"), f"{action.model} is still being carried then"
+            else:
+                carried_until[action.model] = action.end
+            if len(action.to) not in (2, 3):
+                yield ("actions", i, "to"), f"expected [x, y] or [x, y, heading], got {action.to}"
+        elif isinstance(action, Bump):
+            if tuple(action.position) == tuple(action.look_at):
+                yield ("actions", i, "look_at"), "the camera cannot look at where it stands"
+        elif isinstance(action, Cover):
+            if (action.point is None) == (not action.models):
+                yield ("actions", i), "a cover names a point or models (one of the two)"
+            for j, name in enumerate(action.models):
+                if name not in models:
+                    yield ("actions", i, "models", j), f"unknown model {name!r}; roster: {known}"
+
+
+# --------------------------------------------------------------------------------------------
+# Hands
+
+
+@dataclass(frozen=True)
+class _Hand:
+    """One hand as drawn in one picture: palm centre (px), the local table-to-pixel
+    Jacobian there (px per inch, 2x2 row-major), palm half-width (in), arm border."""
+
+    centre_px: tuple[float, float]
+    jacobian: tuple[float, float, float, float]
+    half_in: float
+    side: str
+
+
+def _jacobian(camera: PinholeCamera, point: Sequence[float] | np.ndarray) -> np.ndarray:
+    """d(pixel)/d(table x, y) at a point (central differences over half an inch)."""
+    p = np.asarray(point, dtype=float)
+    h = 0.25
+    pts = p + np.array([[h, 0, 0], [-h, 0, 0], [0, h, 0], [0, -h, 0]])
+    px = camera.project(pts)
+    return np.column_stack([(px[0] - px[1]) / (2 * h), (px[2] - px[3]) / (2 * h)])
+
+
+def _ellipse(centre: Sequence[float], a: float, b: float, angle: float, n: int = 28) -> np.ndarray:
+    """(n, 2) points of an ellipse: semi-axes ``a`` and ``b``, turned ``angle`` radians."""
+    s = np.linspace(0.0, 2 * math.pi, n, endpoint=False)
+    ca, sa = math.cos(angle), math.sin(angle)
+    u, v = a * np.cos(s), b * np.sin(s)
+    return np.column_stack([centre[0] + ca * u - sa * v, centre[1] + sa * u + ca * v])
+
+
+def _hand_outline(half_in: float) -> list[np.ndarray]:
+    """Palm, four fingers and thumb in inches, in the hand's frame (u toward the
+    fingertips, v across), for a palm ``half_in`` wide on each side."""
+    k = half_in / (PALM_IN / 2)
+    shapes = [_ellipse((0.0, 0.0), 1.1 * half_in, half_in, 0.0)]
+    for v, length in ((-1.2, 1.05), (-0.4, 1.4), (0.4, 1.3), (1.15, 1.15)):
+        shapes.append(_ellipse(((1.35 + length) * k, v * k), length * k, 0.34 * k, 0.0))
+    shapes.append(_ellipse((0.45 * k, 1.75 * k), 1.15 * k, 0.4 * k, math.radians(55)))
+    return shapes
+
+
+class _HandPainter:
+    """Draws hands over a picture: opaque skin, shaded towards the edges."""
+
+    def __init__(self, camera: PinholeCamera, seed: int) -> None:
+        rng = np.random.default_rng([seed, 0x4A4D])
+        self.height, self.width = camera.height_px, camera.width_px
+        self.grain = rng.normal(0.0, 2.5, (self.height, self.width)).astype(np.float32)
+
+    def draw(self, img: np.ndarray, hand: _Hand, camera: PinholeCamera) -> None:
+        jac = np.array(hand.jacobian, dtype=float).reshape(2, 2)
+        out = np.array(_OUTWARD[hand.side])
+        toward_arm = np.linalg.solve(jac, out)
+        f = -toward_arm / np.linalg.norm(toward_arm)  # toward the fingertips, table plane
+        frame = np.column_stack([f, [-f[1], f[0]]])  # hand frame (u, v) -> table offsets
+        centre = np.array(hand.centre_px)
+        polys = [centre + (frame @ s.T).T @ jac.T for s in _hand_outline(hand.half_in)]
+        wrist = centre + jac @ (frame @ [-0.8 * hand.half_in, 0.0])
+        half_w = float(np.linalg.norm(jac @ (frame @ [0.0, FOREARM_IN / 2])))
+        half_w *= hand.half_in / (PALM_IN / 2)
+        end = _border_point(camera, wrist, out)
+        if float((end - wrist) @ out) > 0:
+            growth = self._growth(camera, end, jac)
+            perp = np.array([-out[1], out[0]])
+            polys.append(
+                np.array(
+                    [
+                        wrist + perp * half_w,
+                        end + perp * half_w * growth,
+                        end - perp * half_w * growth,
+                        wrist - perp * half_w,
+                    ]
+                )
+            )
+        self._paint(img, polys, half_w)
+
+    def _growth(self, camera: PinholeCamera, end: np.ndarray, jac: np.ndarray) -> float:
+        """How much wider the forearm looks at the border than at the wrist (perspective)."""
+        edge = np.clip(end, [0, 0], [self.width - 1, self.height - 1])
+        _, rays = camera.rays(edge[None])
+        if rays[0, 2] >= -1e-6:
+            return 1.6  # that border sees over the horizon: the arm comes from nearby
+        at = camera.table_points(edge[None])[0]
+        there = _jacobian(camera, (at[0], at[1], 0.0))
+        ratio = math.sqrt(abs(np.linalg.det(there)) / max(abs(np.linalg.det(jac)), 1e-9))
+        return min(max(ratio, 0.7), 2.5)
+
+    def _paint(self, img: np.ndarray, polys: list[np.ndarray], half_w: float) -> None:
+        every = np.concatenate(polys)
+        x0 = max(0, math.floor(every[:, 0].min()) - 2)
+        y0 = max(0, math.floor(every[:, 1].min()) - 2)
+        x1 = min(self.width, math.ceil(every[:, 0].max()) + 3)
+        y1 = min(self.height, math.ceil(every[:, 1].max()) + 3)
+        if x1 <= x0 or y1 <= y0:
+            return
+        mask = np.zeros((y1 - y0, x1 - x0), dtype=np.uint8)
+        shape = np.zeros_like(mask)
+        for poly in polys:
+            shape[:] = 0
+            pts = np.round((poly - [x0, y0]) * 16).astype(np.int32)
+            cv2.fillPoly(shape, [pts], 255, cv2.LINE_AA, shift=4)
+            cv2.max(mask, shape, dst=mask)
+        inside = (mask > 127).astype(np.uint8)
+        depth = cv2.distanceTransform(inside, cv2.DIST_L2, 3)
+        shade = 0.66 + 0.34 * np.sqrt(np.clip(depth / max(0.7 * half_w, 1.0), 0.0, 1.0))
+        ramp = np.linspace(0.96, 1.04, x1 - x0, dtype=np.float32)[None, :]
+        skin = np.asarray(SKIN_BGR, dtype=np.float32)
+        colour = (shade * ramp)[..., None] * skin + self.grain[y0:y1, x0:x1, None]
+        alpha = (mask.astype(np.float32) / 255.0)[..., None]
+        region = img[y0:y1, x0:x1].astype(np.float32)
+        img[y0:y1, x0:x1] = np.clip(region + alpha * (colour - region), 0, 255).astype(np.uint8)
+
+
+def _border_point(camera: PinholeCamera, p: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Where a line from ``p`` in the direction ``out`` leaves the picture, and a margin on."""
+    w, h = camera.width_px, camera.height_px
+    margin = 0.1 * (w + h)
+    x = {-1.0: -margin, 1.0: w - 1 + margin}.get(float(out[0]), float(p[0]))
+    y = {-1.0: -margin, 1.0: h - 1 + margin}.get(float(out[1]), float(p[1]))
+    return np.array([x, y])
+
+
+def _smooth(s: float) -> float:
+    s = min(max(s, 0.0), 1.0)
+    return s * s * (3 - 2 * s)
+
+
+# --------------------------------------------------------------------------------------------
+# Rendering
+
+
+def _marker_of(board: Storyboard, m: RosterModel, pose: Pose) -> PlacedMarker:
+    forward, left = (v / MM_PER_IN for v in m.marker_offset_mm)
+    a = math.radians(pose.heading)
+    x = pose.x + forward * math.cos(a) - left * math.sin(a)
+    y = pose.y + forward * math.sin(a) + left * math.cos(a)
+    z = m.marker_height_mm / MM_PER_IN
+    return PlacedMarker(m.marker, m.marker_size_mm, x, y, z, pose.heading, board.dictionary)
+
+
+def _fixed_markers(board: Storyboard) -> list[PlacedMarker]:
+    """The anchors and the terrain pieces' markers: they never move."""
+    out = [
+        PlacedMarker(a.id, a.size_mm, a.x_in, a.y_in, 0.0, a.heading, board.dictionary)
+        for a in board.table.anchors
+    ]
+    for piece in board.terrain:
+        at = board.start[piece.id]
+        assert isinstance(at, Pose)
+        z = piece.marker_height_mm / MM_PER_IN
+        out.append(
+            PlacedMarker(
+                piece.marker, piece.marker_size_mm, at.x, at.y, z, at.heading, board.dictionary
+            )
+        )
+    return out
+
+
+def _placed(local: np.ndarray, pose: Pose) -> np.ndarray:
+    """(N, 2) points given in a frame turned to ``pose.heading`` at ``pose``, on the table."""
+    a = math.radians(pose.heading)
+    ca, sa = math.cos(a), math.sin(a)
+    return np.column_stack(
+        [pose.x + ca * local[:, 0] - sa * local[:, 1], pose.y + sa * local[:, 0] + ca * local[:, 1]]
+    )
+
+
+def _base_outline(m: RosterModel, pose: Pose) -> np.ndarray:
+    """(N, 2) outline of a model's base on the table, inches."""
+    if isinstance(m.base, RoundBase):
+        r = m.base.diameter_mm / 2 / MM_PER_IN
+        local = _ellipse((0.0, 0.0), r, r, 0.0, 48)
+    elif isinstance(m.base, OvalBase) and m.base.shape == "oval":
+        local = _ellipse(
+            (0.0, 0.0), m.base.length_mm / 2 / MM_PER_IN, m.base.width_mm / 2 / MM_PER_IN, 0, 48
+        )
+    else:
+        hl, hw = m.base.length_mm / 2 / MM_PER_IN, m.base.width_mm / 2 / MM_PER_IN
+        local = np.array([[hl, hw], [-hl, hw], [-hl, -hw], [hl, -hw]])
+    return _placed(local, pose)
+
+
+def _densify(poly: np.ndarray, step_in: float = 0.25) -> np.ndarray:
+    """More points along a closed outline, so its projection follows the lens distortion."""
+    out: list[np.ndarray] = []
+    for p, q in zip(poly, np.roll(poly, -1, axis=0), strict=True):
+        n = max(1, math.ceil(float(np.hypot(*(q - p))) / step_in))
+        out.extend(p + (q - p) * k / n for k in range(n))
+    return np.asarray(out)
+
+
+def _projected(camera: PinholeCamera, poly_in: np.ndarray, z_in: float) -> np.ndarray | None:
+    """A table-plane outline at height ``z_in`` in pixels; None if it reaches behind the lens."""
+    outline = _densify(poly_in)
+    pts = np.column_stack([outline, np.full(len(outline), z_in)])
+    if np.any(camera.to_camera(pts)[:, 2] <= 0):
+        return None
+    return camera.project(pts)
+
+
+def _coverage(shape: np.ndarray, size: tuple[int, int]) -> tuple[np.ndarray, int, int] | None:
+    """An antialiased mask (0..1) of a pixel polygon over its bounding box, and the box's
+    top-left corner; None if it misses the picture."""
+    w, h = size
+    x0, y0 = max(0, math.floor(shape[:, 0].min()) - 3), max(0, math.floor(shape[:, 1].min()) - 3)
+    x1, y1 = min(w, math.ceil(shape[:, 0].max()) + 4), min(h, math.ceil(shape[:, 1].max()) + 4)
+    if x1 <= x0 or y1 <= y0:
+        return None
+    mask = np.zeros((y1 - y0, x1 - x0), dtype=np.uint8)
+    cv2.fillPoly(mask, [np.round((shape - [x0, y0]) * 16).astype(np.int32)], 255, cv2.LINE_AA, 4)
+    return mask.astype(np.float32) / 255.0, x0, y0
+
+
+def _decorate(
+    img: np.ndarray,
+    board: Storyboard,
+    camera: PinholeCamera,
+    resting: list[tuple[RosterModel, Pose]],
+) -> np.ndarray:
+    """Terrain footprints and model bases tinted onto the mat, never over a marker's card."""
+    out = img.astype(np.float32)
+    size = (camera.width_px, camera.height_px)
+
+    def tint(poly_in: np.ndarray, z_in: float, tint_bgr: tuple[float, ...], rim: bool) -> None:
+        shape = _projected(camera, poly_in, z_in)
+        cover = None if shape is None else _coverage(shape, size)
+        if cover is None:
+            return
+        mask, x0, y0 = cover
+        if rim:  # only the outline, a few pixels wide
+            mask = mask - cv2.erode(mask, np.ones((5, 5), np.uint8))
+        region = out[y0 : y0 + mask.shape[0], x0 : x0 + mask.shape[1]]
+        region *= 1.0 - mask[..., None] * (1.0 - np.asarray(tint_bgr, dtype=np.float32))
+
+    for piece in board.terrain:
+        at = board.start[piece.id]
+        assert isinstance(at, Pose)
+        poly = _placed(np.asarray(piece.polygon, dtype=float), at)
+        tint(poly, 0.0, TERRAIN_TINT, rim=False)
+        tint(poly, 0.0, TERRAIN_EDGE_TINT, rim=True)
+    for m, pose in resting:
+        tint(_base_outline(m, pose), m.marker_height_mm / MM_PER_IN, BASE_TINT, rim=False)
+    # Cards (and what render_table drew of them) are left exactly as rendered.
+    cards = np.zeros(img.shape[:2], dtype=np.uint8)
+    markers = _fixed_markers(board) + [_marker_of(board, m, p) for m, p in resting]
+    for marker in markers:
+        side_in = (marker.size_mm + 2 * marker.quiet_zone_mm) / MM_PER_IN
+        card = marker_corners(marker.x_in, marker.y_in, 0.0, side_in, marker.heading_deg)
+        shape = _projected(camera, card[:, :2], marker.z_in)
+        if shape is not None:
+            cv2.fillPoly(cards, [np.round(shape * 16).astype(np.int32)], 255, cv2.LINE_AA, 4)
+    keep = (cv2.dilate(cards, np.ones((3, 3), np.uint8)) > 0)[..., None]
+    return np.where(keep, img, np.clip(out, 0, 255).astype(np.uint8))
+
+
+class _Renderer:
+    """Frame pictures of a storyboard, each distinct table state rendered once."""
+
+    def __init__(self, board: Storyboard) -> None:
+        self.board = board
+        self.fixed = _fixed_markers(board)
+        self.painter = _HandPainter(board.camera, board.shot.seed)
+        self._bases: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        self._seeds: dict[tuple, int] = {}
+        self._last: tuple[tuple, np.ndarray] | None = None
+        self._sides: dict[int, str] = {}
+
+    def picture(self, index: int) -> np.ndarray:
+        """Frame ``index``: the table as it stands (models in a hand are off it), the
+        hands over it; what moves is sampled at ``motion_hz``, bumps take effect at once."""
+        board = self.board
+        t = index / board.fps
+        if board.motion_hz < board.fps:
+            tq = math.floor(index * board.motion_hz / board.fps + 1e-9) / board.motion_hz
+        else:
+            tq = t
+        camera = board.camera_at(t)
+        resting = []
+        for m in board.roster:
+            pose, carried = board._state(m.id, tq)
+            if not carried:
+                resting.append((m, pose))
+        base_key = (camera.rvec, camera.tvec, tuple((m.id, p) for m, p in resting))
+        hands = self._hands(tq, camera)
+        key = (base_key, hands)
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
+        img = self._base(base_key, camera, resting)
+        if hands:
+            img = img.copy()
+            for hand in hands:
+                self.painter.draw(img, hand, camera)
+            img.flags.writeable = False
+        self._last = (key, img)
+        return img
+
+    def _base(
+        self, key: tuple, camera: PinholeCamera, resting: list[tuple[RosterModel, Pose]]
+    ) -> np.ndarray:
+        if key in self._bases:
+            self._bases.move_to_end(key)
+            return self._bases[key]
+        seed = self._seeds.setdefault(key, len(self._seeds))
+        board = self.board
+        markers = self.fixed + [_marker_of(board, m, p) for m, p in resting]
+        shot = replace(board.shot, seed=board.shot.seed * 100_003 + seed)
+        size = (board.table.table.width_in, board.table.table.depth_in)
+        img = render_table(camera, size, markers, shot=shot, texture_seed=board.texture_seed)
+        if board.decorate:
+            img = _decorate(img, board, camera, resting)
+        img.flags.writeable = False
+        self._bases[key] = img
+        if len(self._bases) > _BASES_CACHED:
+            self._bases.popitem(last=False)
+        return img
+
+    def _hands(self, t: float, camera: PinholeCamera) -> tuple[_Hand, ...]:
+        hands = []
+        for i, action in enumerate(self.board.actions):
+            if isinstance(action, Bump):
+                continue
+            if not action.at - REACH_S < t < action.end + REACH_S:
+                continue
+            hand = self._hand(i, action, t, camera)
+            if hand is not None:
+                hands.append(hand)
+        return tuple(hands)
+
+    def _point(self, model_id: str, t: float) -> np.ndarray:
+        m = self.board.model(model_id)
+        marker = _marker_of(self.board, m, self.board.pose_at(model_id, t))
+        return np.array([marker.x_in, marker.y_in, marker.z_in])
+
+    def _card_half_diagonal(self, model_id: str, t: float) -> float:
+        marker = _marker_of(self.board, self.board.model(model_id), self.board.pose_at(model_id, t))
+        return math.sqrt(2) * (marker.size_mm / 2 + marker.quiet_zone_mm) / MM_PER_IN
+
+    def _hand(self, i: int, action: Move | Cover, t: float, camera: PinholeCamera) -> _Hand | None:
+        half = PALM_IN / 2
+        if isinstance(action, Move):
+            first = self._point(action.model, action.at)
+            last = self._point(action.model, action.end)
+            path = [first, *(np.array([x, y, first[2]]) for x, y in action.via), last]
+            now = self._point(action.model, min(max(t, action.at), action.end))
+        else:
+            if action.point is not None:
+                now = np.array([action.point[0], action.point[1], 0.0])
+            else:
+                pts = np.array([self._point(name, action.at) for name in action.models])
+                now = pts.mean(axis=0)
+                for name, p in zip(action.models, pts, strict=True):
+                    reach = float(np.hypot(*(p - now)[:2])) + self._card_half_diagonal(
+                        name, action.at
+                    )
+                    half = max(half, reach + COVER_MARGIN_IN)
+            path = [now]
+        side = self._side(i, action, path, camera)
+        jac = _jacobian(camera, now)
+        centre = camera.project(now[None])[0]
+        if t < action.at:
+            s = _smooth((t - (action.at - REACH_S)) / REACH_S)
+        elif t > action.end:
+            s = _smooth((action.end + REACH_S - t) / REACH_S)
+        else:
+            s = 1.0
+        if s <= 0.0:
+            return None
+        if s < 1.0:
+            out = np.array(_OUTWARD[side])
+            extent = float(np.linalg.norm(jac, 2)) * (half + 3.0)
+            off = _border_point(camera, centre, out) + out * extent
+            centre = off + s * (centre - off)
+        j = [round(float(v), 4) for v in jac.ravel()]
+        return _Hand(
+            (round(float(centre[0]), 2), round(float(centre[1]), 2)),
+            (j[0], j[1], j[2], j[3]),
+            half,
+            side,
+        )
+
+    def _side(
+        self, i: int, action: Move | Cover, path: list[np.ndarray], camera: PinholeCamera
+    ) -> str:
+        """The border the arm comes from: as given, else the one nearest the path."""
+        if action.arm is not None:
+            return action.arm
+        if i not in self._sides:
+            px = camera.project(np.asarray(path, dtype=float))
+            w, h = camera.width_px - 1, camera.height_px - 1
+            gaps = {
+                "left": px[:, 0].mean(),
+                "right": w - px[:, 0].mean(),
+                "top": px[:, 1].mean(),
+                "bottom": h - px[:, 1].mean(),
+            }
+            self._sides[i] = min(gaps, key=lambda k: gaps[k])
+        return self._sides[i]
+
+
+def frames(board: Storyboard) -> Iterator[Frame]:
+    """The footage, frame by frame: ``Frame(image, index / fps, index)``; images are
+    read-only and shared between frames that show the same thing."""
+    renderer = _Renderer(board)
+    for index in range(board.frame_count):
+        yield Frame(renderer.picture(index), index / board.fps, index)
+
+
+# --------------------------------------------------------------------------------------------
+# Video files
+
+#: The codec used for each file suffix: both are written and read back by OpenCV's wheels.
+FOURCC = {".mp4": "mp4v", ".avi": "MJPG"}
+
+
+@dataclass(frozen=True)
+class VideoInfo:
+    """A written video: where, how many frames, how long, how big."""
+
+    path: Path
+    fourcc: str
+    frames: int
+    seconds: float
+    bytes: int
+
+
+def write_video(board: Storyboard, path: Path, fourcc: str | None = None) -> VideoInfo:
+    """Render the storyboard into a video file; the codec follows the suffix (``FOURCC``)
+    unless ``fourcc`` names one (e.g. ``"FFV1"`` in ``.avi``, lossless)."""
+    path = Path(path)
+    code = fourcc or FOURCC.get(path.suffix.lower())
+    if code is None:
+        raise ValueError(f"{path}: write .mp4 or .avi, or name a fourcc")
+    size = (board.camera.width_px, board.camera.height_px)
+    writer = cv2.VideoWriter(
+        str(path),
+        cv2.VideoWriter_fourcc(*code),  # type: ignore[attr-defined]
+        board.fps,
+        size,
+    )
+    if not writer.isOpened():
+        raise ValueError(f"{path}: OpenCV cannot write {code!r} video here")
+    count = 0
+    try:
+        for frame in frames(board):
+            writer.write(frame.image)
+            count += 1
+    finally:
+        writer.release()
+    return VideoInfo(path, code, count, count / board.fps, path.stat().st_size)
+
+
+# --------------------------------------------------------------------------------------------
+# The storyboard file
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+PoseIn = tuple[float, float] | tuple[float, float, float]
+Seconds = Annotated[float, Field(ge=0)]
+Positive = Annotated[float, Field(gt=0)]
+
+
+class _StoryModel(RosterModel):
+    start: PoseIn
+
+
+class _StoryTerrain(TerrainPiece):
+    at: PoseIn
+
+
+class _CameraIn(_Strict):
+    position: tuple[float, float, float]
+    look_at: tuple[float, float, float]
+    size: tuple[Annotated[int, Field(ge=16)], Annotated[int, Field(ge=16)]] = (1280, 720)
+    hfov_deg: Annotated[float, Field(gt=0, lt=180)] = 70.0
+    dist: tuple[float, float, float, float, float] = (-0.12, 0.05, 0.0005, -0.0003, 0.0)
+
+
+class _ShotIn(_Strict):
+    seed: int = 0
+    blur_px: Annotated[float, Field(ge=0)] = 0.6
+    noise_sigma: Annotated[float, Field(ge=0)] = 2.0
+    gradient: Annotated[float, Field(ge=0, le=1)] = 0.25
+    jpeg_quality: Annotated[int, Field(ge=1, le=100)] | None = 90
+    supersample: Annotated[int, Field(ge=1, le=8)] = 3
+
+
+class _MoveIn(_Strict):
+    kind: Literal["move"]
+    model: str
+    to: PoseIn
+    at: Seconds
+    seconds: Positive
+    via: list[tuple[float, float]] = []
+    arm: Side | None = None
+
+
+class _CoverIn(_Strict):
+    kind: Literal["cover"]
+    at: Seconds
+    seconds: Positive
+    point: tuple[float, float] | None = None
+    models: list[str] = []
+    arm: Side | None = None
+
+    @model_validator(mode="after")
+    def _point_or_models(self) -> _CoverIn:
+        if (self.point is None) == (not self.models):
+            raise ValueError("a cover names a point or models (one of the two)")
+        return self
+
+
+class _BumpIn(_Strict):
+    kind: Literal["bump"]
+    at: Seconds
+    position: tuple[float, float, float]
+    look_at: tuple[float, float, float]
+
+
+class _StoryboardFile(_Strict):
+    duration_s: Positive
+    fps: Positive = 30.0
+    motion_hz: Positive = 10.0
+    texture_seed: int = 0
+    decorate: bool = True
+    shot: _ShotIn = _ShotIn()
+    table: TableKeys
+    anchors: list[Anchor]
+    camera: _CameraIn
+    models: list[_StoryModel]
+    terrain: list[_StoryTerrain] = []
+    actions: list[Annotated[_MoveIn | _CoverIn | _BumpIn, Field(discriminator="kind")]] = []
+
+
+def _action(spec: _MoveIn | _CoverIn | _BumpIn) -> Action:
+    if isinstance(spec, _MoveIn):
+        return Move(spec.model, tuple(spec.to), spec.at, spec.seconds, tuple(spec.via), spec.arm)
+    if isinstance(spec, _CoverIn):
+        return Cover(spec.at, spec.seconds, spec.point, tuple(spec.models), spec.arm)
+    return Bump(spec.at, spec.position, spec.look_at)
+
+
+def load_storyboard(path: Path) -> Storyboard:
+    """A storyboard TOML file, validated completely; a problem is one ``InputError`` line."""
+    path = Path(path)
+    spec = load_toml(path, _StoryboardFile)
+    cam = spec.camera
+    try:
+        camera = PinholeCamera.looking_at(
+            cam.position, cam.look_at, cam.size[0], cam.size[1], cam.hfov_deg, cam.dist
+        )
+    except ValueError as exc:
+        raise InputError(f"{path}: camera.look_at: {exc}") from None
+    try:
+        return Storyboard(
+            table=TableSpec(table=spec.table, anchors=spec.anchors),
+            roster=[
+                RosterModel.model_validate(m.model_dump(exclude={"start"})) for m in spec.models
+            ],
+            start={**{m.id: m.start for m in spec.models}, **{t.id: t.at for t in spec.terrain}},
+            camera=camera,
+            duration_s=spec.duration_s,
+            actions=[_action(a) for a in spec.actions],
+            terrain=[
+                TerrainPiece.model_validate(t.model_dump(exclude={"at"})) for t in spec.terrain
+            ],
+            fps=spec.fps,
+            shot=Shot(**spec.shot.model_dump()),
+            motion_hz=spec.motion_hz,
+            texture_seed=spec.texture_seed,
+            decorate=spec.decorate,
+        )
+    except ValueError as exc:
+        where, _, what = str(exc).partition(": ")
+        where = "models" + where.removeprefix("roster") if where.startswith("roster") else where
+        raise InputError(f"{path}: {where}: {what}") from None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m vision.footage STORYBOARD.toml OUT.mp4``: render and write the video."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 2 or args[0] in ("-h", "--help"):
+        print("usage: python -m vision.footage STORYBOARD.toml OUT.mp4|OUT.avi", file=sys.stderr)
+        return 2
+    try:
+        info = write_video(load_storyboard(Path(args[0])), Path(args[1]))
+    except ValueError as exc:  # InputError included
+        print(f"footage: {exc}", file=sys.stderr)
+        return 2
+    rate = info.bytes / info.seconds / 1e6 if info.seconds else 0.0
+    print(
+        f"{info.frames} frames, {info.seconds:.2f} s, {info.bytes} bytes "
+        f"({rate:.2f} MB per second, {info.fourcc}): {info.path}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
