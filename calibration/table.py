@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from calibration.camera import CameraModel
 from rules.errors import InputError, load_toml
+from rules.scenario import GridIn
 from vision.aruco import MarkerDetections, dictionary_id
 
 MM_PER_IN = 25.4
@@ -56,6 +57,8 @@ class TableSpec(_Strict):
 
     table: TableKeys
     anchors: list[Anchor]
+    #: Square-grid games (Battlestations): where the printed deck's squares lie.
+    grid: GridIn | None = None
 
     @classmethod
     def from_toml(cls, path: Path) -> TableSpec:

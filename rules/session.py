@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from rules.geometry import Pose
+from rules.grid import Grid
 from rules.referee import referee_for
 from rules.ruleset import Ruleset
 from rules.scene import Model, Scene, Table, Terrain
@@ -87,6 +88,8 @@ class Session:
     models: dict[str, Model]
     terrain: tuple[Terrain, ...] = ()
     tolerance_in: float = 0.05
+    #: Where the squares lie, for games played on a square grid.
+    grid: Grid | None = None
     turn: int = 1
     side: str | None = None
     in_phase: bool = False
@@ -283,7 +286,7 @@ class Session:
                     sigma_in=max(self.sigmas.get(mid, 0.0), self.phase_sigmas.get(mid, 0.0)),
                 )
             )
-        return Scene(self.table, tuple(models), self.terrain, self.tolerance_in)
+        return Scene(self.table, tuple(models), self.terrain, self.tolerance_in, self.grid)
 
     def decide(self, event_id: int, decision: str) -> None:
         """The players' decision on a flag; it stays in the record, marked."""

@@ -29,6 +29,8 @@ from calibration.camera import CameraModel
 from calibration.table import TableSpec
 from rules.board import describe
 from rules.errors import InputError
+from rules.grid import Grid
+from rules.scenario import GridIn
 from rules.ruleset import Ruleset, load_ruleset
 from rules.scene import Table
 from rules.session import Event, Session
@@ -74,7 +76,12 @@ class Setup:
     def session(self) -> Session:
         """A new session: every model's profile, none of them seen yet."""
         table = Table(self.table.table.width_in, self.table.table.depth_in)
-        return Session(self.ruleset, table, {m.id: profile(m) for m in self.roster})
+        grid = None
+        if self.ruleset.grid is not None:
+            g = self.table.grid or GridIn(square_in=self.ruleset.grid.square_in)
+            grid = Grid(g.square_in, g.origin, g.angle)
+        models = {m.id: profile(m, square_grid=grid is not None) for m in self.roster}
+        return Session(self.ruleset, table, models, grid=grid)
 
     def pipeline(self, session: Session) -> Pipeline:
         return Pipeline(self.table, self.roster, session, self.camera, self.terrain)

@@ -90,9 +90,9 @@ def load_terrain(path: Path, taken: set[int] = frozenset()) -> list[TerrainPiece
     return terrain.terrain
 
 
-def profile(entry: RosterModel) -> Model:
+def profile(entry: RosterModel, square_grid: bool = False) -> Model:
     """The model a roster entry describes, as the rules core sees it (where it stands
-    comes later, from the camera)."""
+    comes later, from the camera). On a square grid, ``movement`` counts squares."""
     return Model(
         id=entry.id,
         side=entry.side,
@@ -102,4 +102,5 @@ def profile(entry: RosterModel) -> Model:
         start=Pose(0.0, 0.0),
         keywords=frozenset(entry.keywords),
         status=frozenset(entry.status),
+        move_squares=int(entry.movement) if square_grid else 0,
     )

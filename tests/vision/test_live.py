@@ -90,3 +90,33 @@ def test_a_dead_stream_is_a_lost_camera_and_retried(setup):
     assert [(e.kind, e.message) for e in heard] == [("camera_lost", "camera lost, retrying")]
     assert status == "camera lost, retrying"
     assert game.status == "ended"
+
+
+def test_a_square_grid_game_is_judged_in_squares():
+    from calibration.table import Anchor, TableKeys, TableSpec
+    from rules.geometry import Pose
+    from rules.scenario import GridIn, RoundBase
+    from vision.roster import RosterModel
+
+    table = TableSpec(
+        table=TableKeys(width_in=30, depth_in=20, dictionary="4x4_50"),
+        anchors=[Anchor(id=0, x_in=1, y_in=1, size_mm=40)],
+        grid=GridIn(square_in=1.25, origin=(2.0, 1.0)),
+    )
+    crew = RosterModel(
+        id="pilot",
+        side="crew",
+        base=RoundBase(shape="round", diameter_mm=25),
+        movement=4,
+        marker=5,
+        marker_size_mm=20,
+    )
+    setup = Setup("battlestations", load_ruleset("battlestations"), table, [crew], [], None)
+    session = setup.session()
+    assert session.grid is not None and session.grid.square_in == 1.25
+    session.seen("pilot", Pose(2.6, 1.6))  # the middle of square (0, 0)
+    session.start_phase(0, 0)
+    # 6 squares along the row (7.5 in), of a move of 4 squares
+    events = session.moved(1, 30, "pilot", Pose(2.6 + 7.5, 1.6))
+    [flag] = [e for e in events if e.kind == "violation"]
+    assert (flag.rule, flag.measured, flag.limit) == ("movement", 6, 4)
