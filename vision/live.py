@@ -30,8 +30,8 @@ from calibration.table import TableSpec
 from rules.board import describe
 from rules.errors import InputError
 from rules.grid import Grid
-from rules.scenario import GridIn
 from rules.ruleset import Ruleset, load_ruleset
+from rules.scenario import GridIn
 from rules.scene import Table
 from rules.session import Event, Session
 from vision.pipeline import Pipeline
