@@ -14,8 +14,11 @@ reaches in.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import inspect
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, ParamSpec, TypeVar
 
 from rules.geometry import Pose
 from rules.grid import Grid
@@ -68,6 +71,55 @@ class Event:
         return out
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+#: A journal entry: the input's name and its arguments as plain JSON values.
+Journal = Callable[[str, dict[str, Any]], None]
+
+
+def _journaled(method: Callable[P, R]) -> Callable[P, R]:
+    """Tell the session's journal about each input once it has been taken.
+
+    Everything a session knows comes through these inputs, so replaying the journal
+    (``Session.replay``) rebuilds it exactly, and replaying it with one declaration
+    changed re-judges the match.
+    """
+    signature = inspect.signature(method)
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        out = method(*args, **kwargs)
+        session = args[0]
+        assert isinstance(session, Session)
+        if session.journal is not None:
+            bound = signature.bind(*args, **kwargs)
+            plain = {
+                k: [v.x, v.y, v.heading, v.z] if isinstance(v, Pose) else v
+                for k, v in list(bound.arguments.items())[1:]
+            }
+            session.journal(method.__name__, plain)
+        return out
+
+    return wrapper
+
+
+#: The inputs a journal may hold.
+INPUTS = (
+    "start_phase",
+    "end_phase",
+    "set_side",
+    "declare",
+    "decide",
+    "seen",
+    "moved",
+    "hidden",
+    "lost",
+    "camera_bumped",
+    "camera_lost",
+)
+
+
 #: The kinds of event that flag something players may accept or dismiss.
 FLAG_KINDS = ("violation", "advisory", "close_call")
 
@@ -107,9 +159,12 @@ class Session:
     decisions: dict[int, str] = field(default_factory=dict)
     #: The latest measurement of each model's move this phase.
     reports: dict[str, MoveReport] = field(default_factory=dict)
+    #: Told of every input (see ``_journaled``), e.g. to write it to a match file.
+    journal: Journal | None = field(default=None, repr=False, compare=False)
 
     # -- control --------------------------------------------------------------------------
 
+    @_journaled
     def start_phase(
         self, t: float, frame: int, turn: int | None = None, side: str | None = None
     ) -> list[Event]:
@@ -126,10 +181,12 @@ class Session:
         who = f", {side} moving" if side else ""
         return self._emit(Event(t, frame, "phase_started", f"turn {self.turn}: movement{who}"))
 
+    @_journaled
     def end_phase(self, t: float, frame: int) -> list[Event]:
         self.in_phase = False
         return self._emit(Event(t, frame, "phase_ended", f"turn {self.turn}: movement ended"))
 
+    @_journaled
     def declare(
         self,
         t: float,
@@ -153,6 +210,7 @@ class Session:
 
     # -- what the camera side reports ------------------------------------------------------
 
+    @_journaled
     def seen(self, model_id: str, pose: Pose, sigma_in: float = 0.0) -> None:
         """Where a model stands now (before any phase, or while it does not move)."""
         self.poses[model_id] = pose
@@ -161,6 +219,7 @@ class Session:
             self.phase_start.setdefault(model_id, pose)
             self.phase_sigmas.setdefault(model_id, sigma_in)
 
+    @_journaled
     def moved(
         self, t: float, frame: int, model_id: str, pose: Pose, sigma_in: float = 0.0
     ) -> list[Event]:
@@ -186,9 +245,11 @@ class Session:
             events += self._judge(t, frame, model_id)
         return events
 
+    @_journaled
     def hidden(self, t: float, frame: int, model_id: str) -> list[Event]:
         return self._emit(Event(t, frame, "model_hidden", f"{model_id} is hidden", model=model_id))
 
+    @_journaled
     def lost(self, t: float, frame: int, model_id: str, unseen_s: float) -> list[Event]:
         """A model unseen for long: kept where it was last seen, and said so."""
         where = self.poses.get(model_id)
@@ -204,6 +265,7 @@ class Session:
             )
         )
 
+    @_journaled
     def camera_bumped(
         self, t: float, frame: int, message: str, shift_in: float, limit_in: float
     ) -> list[Event]:
@@ -212,9 +274,26 @@ class Session:
             Event(t, frame, "camera_bumped", message, measured=shift_in, limit=limit_in)
         )
 
+    @_journaled
     def camera_lost(self, t: float, frame: int, status: str) -> list[Event]:
         """The camera stopped delivering frames; poses are kept until it is back."""
         return self._emit(Event(t, frame, "camera_lost", status))
+
+    @_journaled
+    def set_side(self, side: str | None) -> None:
+        """The side with priority (the one moving)."""
+        self.side = side
+
+    def replay(self, inputs: Iterable[tuple[str, dict[str, Any]]]) -> list[Event]:
+        """Take a journal's inputs again, in order; the events they cause."""
+        first = len(self.events)
+        for kind, args in inputs:
+            if kind not in INPUTS:
+                raise ValueError(f"journal: unknown input {kind!r}; expected one of {INPUTS}")
+            if "pose" in args:
+                args = {**args, "pose": Pose(*args["pose"])}
+            getattr(self, kind)(**args)
+        return self.events[first:]
 
     # -- saving and restoring -----------------------------------------------------------------
 
@@ -288,6 +367,7 @@ class Session:
             )
         return Scene(self.table, tuple(models), self.terrain, self.tolerance_in, self.grid)
 
+    @_journaled
     def decide(self, event_id: int, decision: str) -> None:
         """The players' decision on a flag; it stays in the record, marked."""
         if decision not in DECISIONS:

@@ -282,14 +282,14 @@ class Game:
         if side not in self.setup.sides:
             raise InputError(f"side: unknown side {side!r}; the roster has: {self.setup.sides}")
         with self.lock:
-            self.session.side = side
+            self.session.set_side(side)
             return self._tell([])
 
     def next_side(self) -> str:
         sides = self.setup.sides
         with self.lock:
             now = self.session.side
-            self.session.side = sides[(sides.index(now) + 1) % len(sides)] if now else sides[0]
+            self.session.set_side(sides[(sides.index(now) + 1) % len(sides)] if now else sides[0])
             self._tell([])
             return self.session.side
 

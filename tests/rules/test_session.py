@@ -141,3 +141,42 @@ def test_decisions_on_flags_only():
         s.decide(2, "ignore")
     s.decide(2, "dismiss")
     assert s.decisions == {2: "dismiss"}
+
+
+def test_the_journal_replays_to_the_same_events_and_rejudges_with_a_change():
+    import json
+
+    s, journal = game("cosmic-combat-revised"), []
+    s.journal = lambda kind, args: journal.append((kind, json.loads(json.dumps(args))))
+    s.start_phase(0.0, 0, turn=1, side="red")
+    s.moved(1.0, 30, "a", Pose(9, 5))  # 4 in of 6: legal
+    s.declare(2.0, 60, "a", action="move")
+    s.set_side("blue")
+    assert [k for k, _ in journal] == ["start_phase", "moved", "declare", "set_side"]
+    assert journal[1][1] == {
+        "t": 1.0,
+        "frame": 30,
+        "model_id": "a",
+        "pose": [9, 5, 0.0, 0.0],
+    }
+    assert [e.kind for e in s.events] == ["phase_started", "model_moved"]
+
+    def fresh():
+        new = game("cosmic-combat-revised")
+        new.events.clear()
+        return new
+
+    again = fresh()
+    assert again.replay(journal) == s.events
+    assert again.side == "blue"
+    # the same match with the move declared defensive (half Movement, 3 in): over
+    changed = [(k, {**a, "action": "defensive"}) if k == "declare" else (k, a) for k, a in journal]
+    events = fresh().replay(changed)
+    assert [(e.kind, e.rule) for e in events] == [
+        ("phase_started", None),
+        ("model_moved", None),
+        ("violation", "movement"),
+    ]
+    assert (events[2].measured, events[2].limit) == (pytest.approx(4.0), 3.0)
+    with pytest.raises(ValueError, match="journal: unknown input 'teleport'"):
+        fresh().replay([("teleport", {})])
