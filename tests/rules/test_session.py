@@ -169,14 +169,16 @@ def test_the_journal_replays_to_the_same_events_and_rejudges_with_a_change():
     again = fresh()
     assert again.replay(journal) == s.events
     assert again.side == "blue"
-    # the same match with the move declared defensive (half Movement, 3 in): over
+    # the same match with the move declared defensive (half Movement, 3 in): over, and
+    # the model has no shield, which the action needs
     changed = [(k, {**a, "action": "defensive"}) if k == "declare" else (k, a) for k, a in journal]
     events = fresh().replay(changed)
     assert [(e.kind, e.rule) for e in events] == [
         ("phase_started", None),
         ("model_moved", None),
+        ("violation", "action"),
         ("violation", "movement"),
     ]
-    assert (events[2].measured, events[2].limit) == (pytest.approx(4.0), 3.0)
+    assert (events[3].measured, events[3].limit) == (pytest.approx(4.0), 3.0)
     with pytest.raises(ValueError, match="journal: unknown input 'teleport'"):
         fresh().replay([("teleport", {})])
