@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from rules.session import Event
     from rules.verdict import Verdict
     from vision.live import Game, Setup
+    from vision.record import MatchWriter
     from webui.serve import Server
 
 __version__ = "0.1.0"
@@ -46,7 +47,6 @@ def main() -> None:
 # Subcommands that this version does not provide yet: (name, one-line help).
 _NOT_YET = [
     ("replay", "Serve the replay viewer for a recorded match file."),
-    ("export", "Export a match file's events and tracks as JSON or CSV."),
 ]
 
 
@@ -378,14 +378,13 @@ def run(
     from vision.live import Game
     from vision.sources import SourceError, open_source
 
-    if record_path is not None:
-        fail("--record: recording is not available in this version yet.")
     try:
         setup = _setup(game, table_path, roster_path, terrain_path, camera_path)
+        recorder = _recorder(record_path, setup, source, video=True)
         opened = open_source(source)
     except (InputError, SourceError) as exc:
         fail(str(exc))
-    referee = Game(setup, opened, paced=True)
+    referee = Game(setup, opened, paced=True, recorder=recorder)
     referee.listen(lambda e: click.echo(_event_line(e)))
     granted = getattr(opened, "granted", None)
     click.echo(
@@ -402,6 +401,9 @@ def run(
     finally:
         referee.stop()
         server.close()
+        if referee.recorder is not None:
+            referee.recorder.close()
+            click.echo(f"recorded {record_path}", err=True)
 
 
 #: Where the bundled samples live: one folder per game.
@@ -467,6 +469,16 @@ def demo(game: str, port: int, no_browser: bool, once: bool) -> None:
         server.close()
 
 
+def _recorder(path: Path | None, setup: Setup, source: str, video: bool) -> MatchWriter | None:
+    """The match file to write, checked before anything starts (a clear error, not a
+    lost match)."""
+    if path is None:
+        return None
+    from vision.record import MatchWriter
+
+    return MatchWriter(path, setup, video=video, source=source, app_version=__version__)
+
+
 def _serve(referee: Game, host: str, port: int) -> Server:
     """The web UI on a thread of its own; prints where to open it."""
     from webui.serve import Server
@@ -528,6 +540,7 @@ def _terminal_keys(referee: Game) -> None:
     type=click.Path(path_type=Path),
     help="session.toml: phase changes and declarations with times.",
 )
+@click.option("-o", "--output", "output", type=click.Path(path_type=Path), help="match.db")
 @click.option("--json", "as_json", is_flag=True, help='Print {"events": [...]} on stdout.')
 def analyze(
     video: Path,
@@ -537,6 +550,7 @@ def analyze(
     terrain_path: Path | None,
     camera_path: Path | None,
     script_path: Path | None,
+    output: Path | None,
     as_json: bool,
 ) -> None:
     """Referee a recorded VIDEO (or folder of frames), every frame, as fast as it can.
@@ -555,9 +569,10 @@ def analyze(
         setup = _setup(game, table_path, roster_path, terrain_path, camera_path)
         script = Script.from_toml(script_path) if script_path else None
         source = FileSource(str(video))
+        recorder = _recorder(output, setup, str(video), video=False)
     except (InputError, SourceError) as exc:
         fail(str(exc))
-    referee = Game(setup, source, script=script)
+    referee = Game(setup, source, script=script, recorder=recorder)
     events: list[Event] = []
     referee.listen(events.append)
     bar = tqdm(source.frames(), desc="analyze", unit="frame", file=sys.stderr, disable=None)
@@ -570,6 +585,8 @@ def analyze(
         fail(str(exc))
     finally:
         bar.close()
+        if recorder is not None:
+            recorder.close()
     if as_json:
         click.echo(json.dumps({"events": [e.to_dict() for e in events]}, indent=2))
         return
@@ -591,6 +608,33 @@ def _setup(
     from vision.live import Setup
 
     return Setup.load(game, table_path, roster_path, terrain_path, camera_path)
+
+
+@main.command()
+@click.argument("match", type=click.Path(path_type=Path))
+@click.option(
+    "--format", "fmt", type=click.Choice(["json", "csv"]), default="json", show_default=True
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    help="JSON: the file; CSV: the stem of <stem>-events.csv and <stem>-tracks.csv.",
+)
+def export(match: Path, fmt: str, output: Path | None) -> None:
+    """Export a MATCH file's events and per-model tracks as JSON or CSV.
+
+    The formats are versioned and documented in docs/match-format.md.
+    """
+    from rules.errors import InputError
+    from vision.record import export as export_match
+
+    try:
+        written = export_match(match, fmt, output)  # type: ignore[arg-type]
+    except InputError as exc:
+        fail(str(exc))
+    for path in written:
+        click.echo(f"wrote {path}")
 
 
 def render_verdict(title: str, verdict: Verdict) -> str:

@@ -35,6 +35,7 @@ from rules.scenario import GridIn
 from rules.scene import Table
 from rules.session import Event, Session
 from vision.pipeline import Pipeline
+from vision.record import MatchWriter, poses_of
 from vision.roster import RosterModel, TerrainPiece, load_roster, load_terrain, profile
 from vision.script import Script, Step
 from vision.sources import FileSource, Frame, LiveSource
@@ -114,6 +115,7 @@ class Game:
         paced: bool = False,
         loop: bool = False,
         script: Script | None = None,
+        recorder: MatchWriter | None = None,
     ) -> None:
         self.setup = setup
         self.source = source
@@ -137,6 +139,12 @@ class Game:
         self._listeners: list[Listener] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        #: The match file being written, if any: every frame's poses, every event, the
+        #: session's journal, declarations, decisions, and a snapshot each second.
+        self.recorder = recorder
+        if recorder is not None:
+            self.listen(recorder.event)
+            self.session.journal = recorder.input
 
     # -- listeners ------------------------------------------------------------------------
 
@@ -171,6 +179,10 @@ class Game:
             if self.auto_phase and not self.session.in_phase and self.pipeline.pose is not None:
                 self.auto_phase = False
                 events += self.session.start_phase(frame.t, frame.index, side=self.session.side)
+            if self.recorder is not None:
+                self.recorder.frame(frame, poses_of(self.pipeline))
+                if events or self.recorder.snapshot_due(frame.t):
+                    self.recorder.snapshot(frame.t, frame.index, self.session.snapshot())
             return self._tell(events)
 
     def _apply(self, step: Step, frame: Frame) -> list[Event]:
@@ -188,6 +200,8 @@ class Game:
                 )
             except ValueError as exc:
                 raise InputError(f"step at t={step.t}: {exc}") from None
+            if self.recorder is not None:
+                self.recorder.declaration(frame.t, frame.index, d.model, d.action, d.target, d.roll)
         return events
 
     def run(self) -> None:
@@ -246,6 +260,10 @@ class Game:
     def restart(self) -> None:
         """A new game on the same setup (the demo's clip looping)."""
         with self.lock:
+            if self.recorder is not None:  # one match file records one game
+                self.unlisten(self.recorder.event)
+                self.recorder.close()
+                self.recorder = None
             self.generation += 1
             self.session = self.setup.session()
             self.pipeline = self.setup.pipeline(self.session)
@@ -315,7 +333,10 @@ class Game:
             sides = actions[name].roll_sides if name in actions else 6
             if roll is not None and not 1 <= roll <= sides:
                 raise InputError(f"roll: expected 1 to {sides} for {name}, got {roll}")
-            return self._tell(self.session.declare(*self._now(), model, action, target, roll))
+            events = self.session.declare(*self._now(), model, action, target, roll)
+            if self.recorder is not None:
+                self.recorder.declaration(*self._now(), model, action, target, roll)
+            return self._tell(events)
 
     def decide(self, event_id: int, decision: str) -> None:
         """Accept or dismiss a flag; it stays in the record, marked."""
@@ -324,6 +345,8 @@ class Game:
                 self.session.decide(event_id, decision)
             except ValueError as exc:
                 raise InputError(str(exc)) from None
+            if self.recorder is not None:
+                self.recorder.decision(self._now()[0], event_id, decision)
             self._tell([])
 
     # -- what views show --------------------------------------------------------------------

@@ -165,6 +165,11 @@ MIGRATIONS: tuple[str, ...] = (
         event_id INTEGER NOT NULL,
         decision TEXT NOT NULL
     );
+    CREATE TABLE inputs (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,
+        args TEXT NOT NULL
+    );
     """,
 )
 #: The schema version this code writes and reads.
@@ -185,6 +190,7 @@ _INSERT_DECLARATION = (
     "INSERT INTO declarations (t, frame, model, action, target, roll) VALUES (?, ?, ?, ?, ?, ?)"
 )
 _INSERT_DECISION = "INSERT INTO decisions (t, event_id, decision) VALUES (?, ?, ?)"
+_INSERT_INPUT = "INSERT INTO inputs (kind, args) VALUES (?, ?)"
 _SET_META = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
 
 #: One model's pose in one frame: x and y (inches), heading (degrees CCW from +x), the
@@ -586,6 +592,10 @@ class MatchWriter:
         last = self._last_snapshot_t
         return last is None or t < last or t - last >= SNAPSHOT_EVERY_S
 
+    def input(self, kind: str, args: Mapping[str, Any]) -> None:
+        """One input of the session's journal (a ``Session.journal``), in order."""
+        self._put(("input", (kind, json.dumps(args))))
+
     def declaration(
         self,
         t: float,
@@ -710,6 +720,8 @@ class MatchWriter:
             conn.execute(_INSERT_SNAPSHOT, item[1])
         elif kind == "declaration":
             conn.execute(_INSERT_DECLARATION, item[1])
+        elif kind == "input":
+            conn.execute(_INSERT_INPUT, item[1])
         elif kind == "decision":
             conn.execute(_INSERT_DECISION, item[1])
 
@@ -946,6 +958,12 @@ class Match:
         """Every processed frame in the order recorded."""
         rows = self._all("SELECT t, source_index, video_frame FROM frames ORDER BY id")
         return [FrameRow(*r) for r in rows]
+
+    def inputs(self) -> list[tuple[str, dict[str, Any]]]:
+        """The session's journal: every input in order (``Session.replay`` takes it)."""
+        return [
+            (k, json.loads(a)) for k, a in self._all("SELECT kind, args FROM inputs ORDER BY id")
+        ]
 
     def declarations(self) -> list[dict[str, object]]:
         rows = self._all(
