@@ -162,7 +162,9 @@ class Tracker:
             track.heading = (track.heading + a * turn) % 360.0
         track.z, track.sigma_in, track.last_seen = s.z, s.sigma_in, t
         track.recent.append((t, s.x, s.y, s.heading))
-        while track.recent and track.recent[0][0] < t - self.settle_s - 1e-9:
+        # Keep the newest sighting at least ``settle_s`` old, and all after it: the window
+        # then spans the settling time at any frame rate, with any timing jitter.
+        while len(track.recent) >= 2 and track.recent[1][0] <= t - self.settle_s + 1e-9:
             track.recent.popleft()
         if track.state is TrackState.MOVING and self._still(track, t):
             return self._settle(track, t)

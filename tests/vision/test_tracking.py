@@ -100,3 +100,24 @@ def test_a_marker_first_seen_is_not_a_move():
 def test_bad_settings_say_how_to_fix_them():
     with pytest.raises(ValueError, match="smoothing must be in \\(0, 1\\], got 0"):
         Tracker(smoothing=0)
+
+
+@pytest.mark.parametrize("fps", [10.0, 15.0, 24.0, 25.0, 29.97, 30.0, 60.0])
+def test_a_still_model_settles_at_any_frame_rate_and_with_jitter(fps):
+    # Timestamps of a live camera: 2 ms of jitter on each frame. A model put down at
+    # (12, 7) after a move from (5, 7) settles once it has been still for 0.3 s: the first
+    # frame at least 0.3 s after it was put down, and the move is 7 in.
+    rng = random.Random(4)
+    tracker = Tracker()
+    times = [k / fps + rng.uniform(-0.002, 0.002) for k in range(int(3 * fps))]
+    put_down = next(k for k, t in enumerate(times) if t >= 1.0)
+    events = []
+    for k, t in enumerate(times):
+        x = 5.0 if k < put_down else 12.0
+        events += [(k, e) for e in tracker.update(t, [Sighting(1, x, 7.0, 90.0)])]
+    [(k, move)] = events  # settling where first seen is no move; then the move
+
+    assert move.distance_in == pytest.approx(7.0)
+    assert times[k] - times[put_down] >= 0.3 - 1e-9
+    assert times[k - 1] - times[put_down] < 0.3  # not a frame later than it could be
+    assert tracker.tracks[1].state is TrackState.SETTLED
