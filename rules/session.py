@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, ParamSpec, TypeVar
 
+from shapely.geometry import Polygon
+
 from rules.geometry import Pose
 from rules.grid import Grid
 from rules.referee import referee_for
@@ -106,6 +108,7 @@ def _journaled(method: Callable[P, R]) -> Callable[P, R]:
 
 #: The inputs a journal may hold.
 INPUTS = (
+    "place_terrain",
     "start_phase",
     "end_phase",
     "set_side",
@@ -280,6 +283,23 @@ class Session:
         return self._emit(Event(t, frame, "camera_lost", status))
 
     @_journaled
+    def place_terrain(
+        self,
+        terrain_id: str,
+        polygon: list[list[float]],
+        height_in: float = 0.0,
+        keywords: list[str] | None = None,
+    ) -> None:
+        """Where a terrain piece stands (first seen, or moved): its footprint in inches."""
+        self._place(terrain_id, polygon, height_in, keywords or [])
+
+    def _place(
+        self, terrain_id: str, polygon: list[list[float]], height_in: float, keywords: list[str]
+    ) -> None:
+        piece = Terrain(terrain_id, Polygon(polygon), height_in, frozenset(keywords))
+        self.terrain = (*(t for t in self.terrain if t.id != terrain_id), piece)
+
+    @_journaled
     def set_side(self, side: str | None) -> None:
         """The side with priority (the one moving)."""
         self.side = side
@@ -317,6 +337,15 @@ class Session:
             },
             "flag_events": [[*k, v] for k, v in self.flag_events.items()],
             "decisions": {str(k): v for k, v in self.decisions.items()},
+            "terrain": [
+                [
+                    t.id,
+                    [list(p) for p in t.polygon.exterior.coords[:-1]],
+                    t.height_in,
+                    sorted(t.keywords),
+                ]
+                for t in self.terrain
+            ],
             "events": len(self.events),
         }
 
@@ -335,6 +364,9 @@ class Session:
         }
         self.flag_events = {(r, m, o): i for r, m, o, i in state["flag_events"]}
         self.decisions = {int(k): v for k, v in state["decisions"].items()}
+        self.terrain = ()
+        for terrain_id, polygon, height_in, keywords in state.get("terrain", []):
+            self._place(terrain_id, polygon, height_in, keywords)
         self.events = list(events[: state["events"]])
         self.reports = {}
 

@@ -8,6 +8,8 @@ finished moves, and the session judges them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import cv2
 import numpy as np
 
@@ -39,9 +41,18 @@ def centre_sigma_in(corners_px: np.ndarray, size_mm: float, reprojection_px: flo
     the marker's side in pixels against its printed size turns that into inches, and the
     centre, the mean of four corners, halves it.
     """
-    side_px = float(np.linalg.norm(corners_px - np.roll(corners_px, -1, axis=0), axis=1).mean())
-    px_per_in = side_px / (size_mm / MM_PER_IN)
-    return max(reprojection_px, MIN_CORNER_PX) / px_per_in / 2.0
+    return centre_sigmas_in(np.asarray(corners_px, dtype=float)[None], [size_mm], reprojection_px)[
+        0
+    ]
+
+
+def centre_sigmas_in(
+    corners_px: np.ndarray, sizes_mm: Sequence[float], reprojection_px: float
+) -> list[float]:
+    """``centre_sigma_in`` of N markers at once: corners (N, 4, 2), sizes (N,)."""
+    sides = np.linalg.norm(corners_px - np.roll(corners_px, -1, axis=1), axis=2)
+    px_per_in = sides.mean(axis=1) / (np.asarray(sizes_mm, dtype=float) / MM_PER_IN)
+    return (max(reprojection_px, MIN_CORNER_PX) / px_per_in / 2.0).tolist()
 
 
 class Pipeline:
@@ -64,11 +75,15 @@ class Pipeline:
         self.tracker = tracker or Tracker()
         self.detector = MarkerDetector(table.table.dictionary)
         self.model_of = {m.marker: m.id for m in roster}
+        self._size_of = {m.marker: m.marker_size_mm for m in roster}
         self._camera_at: np.ndarray | None = None
         #: The table pose of the last frame that showed enough anchors.
         self.pose: TablePose | None = None
         self._hidden: set[int] = set()
         self._lost: set[int] = set()
+        #: Where each terrain piece was last placed in the session (its centroid).
+        self._terrain_at: dict[str, tuple[float, float]] = {}
+        self._terrain_spec = {t.id: t for t in self.terrain}
 
     def process(self, frame: Frame) -> list[Event]:
         found = self.detector.detect(frame.image)
@@ -79,18 +94,18 @@ class Pipeline:
         self.pose = pose
         events = self._bumped(frame, pose)
         located = locate(found, self.table, pose, self.roster, self.terrain)
+        for piece in located.terrain:
+            self._place_terrain(piece.id, piece.polygon or [])
         corners = {m.id: m.corners_px for m in located.markers}
-        sizes = {m.marker: m.marker_size_mm for m in self.roster}
+        models = located.models
+        sigmas = centre_sigmas_in(
+            np.array([corners[m.marker] for m in models]).reshape(-1, 4, 2),
+            [self._size_of[m.marker] for m in models],
+            pose.reprojection_px,
+        )
         sightings = [
-            Sighting(
-                m.marker,
-                m.x,
-                m.y,
-                m.heading,
-                m.z,
-                centre_sigma_in(corners[m.marker], sizes[m.marker], pose.reprojection_px),
-            )
-            for m in located.models
+            Sighting(m.marker, m.x, m.y, m.heading, m.z, sigma)
+            for m, sigma in zip(models, sigmas, strict=True)
         ]
         for move in self.tracker.update(frame.t, sightings):
             model_id = self.model_of[move.id]
@@ -113,6 +128,20 @@ class Pipeline:
                 # first seen: where it stands, not a move
                 self.session.seen(model_id, Pose(track.x, track.y, track.heading), track.sigma_in)
         return events
+
+    def _place_terrain(self, terrain_id: str, polygon: list[tuple[float, float]]) -> None:
+        """Tell the session where a terrain piece stands: when first seen, and again only
+        when it has been moved (by more than a bump's worth), not on every frame's noise."""
+        xy = np.asarray(polygon, dtype=float).mean(axis=0)
+        at = (float(xy[0]), float(xy[1]))
+        before = self._terrain_at.get(terrain_id)
+        if before is not None and np.hypot(at[0] - before[0], at[1] - before[1]) <= BUMP_IN:
+            return
+        self._terrain_at[terrain_id] = at
+        spec = self._terrain_spec[terrain_id]
+        self.session.place_terrain(
+            terrain_id, [list(p) for p in polygon], spec.height, list(spec.keywords)
+        )
 
     def _bumped(self, frame: Frame, pose: TablePose) -> list[Event]:
         """A ``camera_bumped`` event when the solved camera jumped since the last frame."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -120,3 +121,38 @@ def test_a_square_grid_game_is_judged_in_squares():
     events = session.moved(1, 30, "pilot", Pose(2.6 + 7.5, 1.6))
     [flag] = [e for e in events if e.kind == "violation"]
     assert (flag.rule, flag.measured, flag.limit) == ("movement", 6, 4)
+
+
+SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "necromunda"
+
+
+def test_terrain_seen_by_the_camera_reaches_the_referee():
+    import cv2
+
+    setup = Setup.load(
+        "necromunda",
+        SAMPLE / "table.toml",
+        SAMPLE / "roster.toml",
+        SAMPLE / "terrain.toml",
+        SAMPLE / "camera.toml",
+    )
+    capture = cv2.VideoCapture(str(SAMPLE / "match.mp4"))
+    ok, image = capture.read()
+    capture.release()
+    assert ok
+    game = Game(setup, FileSource(str(SAMPLE / "match.mp4")))
+    game.process(Frame(image, 0.0, 0))
+    pieces = {t.id: t for t in game.session.terrain}
+    assert set(pieces) == {"bulkhead", "promethium-tanks", "rubble"}
+    # the bulkhead: a 5 x 1 in wall whose marker lies at (16.5, 16.5), heading 0
+    wall = pieces["bulkhead"]
+    assert wall.polygon.area == pytest.approx(5.0, abs=0.05)
+    assert (wall.polygon.centroid.x, wall.polygon.centroid.y) == (
+        pytest.approx(16.5, abs=0.03),
+        pytest.approx(16.5, abs=0.03),
+    )
+    assert wall.height_in == 3 and wall.keywords == {"impassable"}
+    # seen again in the next frame, a piece that has not moved is not placed again
+    before = game.session.terrain
+    game.process(Frame(image, 1 / 10, 1))
+    assert game.session.terrain is before
