@@ -1,0 +1,111 @@
+"""``tablesight demo`` as a user starts it: the bundled Necromunda match played as a live
+camera, its table view opened in Debian's Chromium through Playwright.
+
+The page must outline every model of samples/necromunda/roster.toml on the picture (one
+``path.base`` in the overlay each); then the demo is stopped with Ctrl-C, as a user would,
+and must exit cleanly.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        shutil.which(CHROMIUM) is None,
+        reason=f"the browser tests drive Debian's Chromium, and {CHROMIUM} is absent",
+    ),
+]
+sync_api = pytest.importorskip("playwright.sync_api")
+
+REPO = Path(__file__).resolve().parents[2]
+ROSTER = REPO / "samples" / "necromunda" / "roster.toml"
+#: How long the demo may take to start serving, and the page to draw every base (s).
+WAIT_S = 60.0
+URL = re.compile(r"table view: (http://127\.0\.0\.1:\d+/\S*)")
+
+
+def tablesight_command() -> list[str]:
+    exe = Path(sys.executable).with_name("tablesight")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "tablesight"]
+
+
+@pytest.fixture
+def demo():
+    """The demo on a free port; yields (process, url, stderr lines)."""
+    process = subprocess.Popen(
+        [*tablesight_command(), "demo", "--no-browser", "--port", "0", "--game", "necromunda"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
+    lines: list[str] = []
+    found = threading.Event()
+
+    def read() -> None:  # keeps the pipe drained for as long as the demo runs
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.append(line)
+            if URL.search(line):
+                found.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        if not found.wait(WAIT_S):
+            pytest.fail(f"the demo printed no table view URL: {''.join(lines)}")
+        match = next(m for m in map(URL.search, lines) if m)
+        yield process, match.group(1), lines
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        reader.join(timeout=5)
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+def test_the_demo_shows_every_model_of_the_sample(demo) -> None:
+    process, url, lines = demo
+    models = tomllib.loads(ROSTER.read_text())["models"]
+    assert len(models) == 12
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM)
+        try:
+            page = browser.new_page(viewport={"width": 1600, "height": 1000})
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto(url, wait_until="domcontentloaded")
+            bases = page.locator("svg#overlay path.base")
+            sync_api.expect(bases).to_have_count(len(models), timeout=WAIT_S * 1000)
+            drawn = sorted(bases.nth(i).get_attribute("data-model") for i in range(len(models)))
+            assert drawn == sorted(m["id"] for m in models)
+            assert errors == []
+        finally:
+            browser.close()
+    # Ctrl-C stops it: the clip, the server and the process, with exit status 0. The page
+    # is closed first and its streams given a moment to end, as when a user closes the tab
+    # before stopping the demo.
+    time.sleep(2.0)
+    assert process.poll() is None, "".join(lines)
+    process.send_signal(signal.SIGINT)
+    started = time.monotonic()
+    assert process.wait(timeout=20) == 0, "".join(lines)
+    assert time.monotonic() - started < 20
