@@ -250,8 +250,15 @@ class Game:
         self._thread = threading.Thread(target=self.run, name="game", daemon=True)
         self._thread.start()
 
+    @property
+    def closing(self) -> bool:
+        """True once the game is stopping: open streams finish."""
+        return self._stop.is_set()
+
     def stop(self) -> None:
         self._stop.set()
+        with self.changed:
+            self.changed.notify_all()
         if isinstance(self.source, LiveSource):
             self.source.close()
         if self._thread is not None and self._thread is not threading.current_thread():

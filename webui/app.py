@@ -9,6 +9,12 @@ API: ``GET /api/state``, ``GET /api/events?since=``, ``GET /api/models/<id>``,
 ``POST /api/flags/<id>``, ``GET /api/stream`` (server-sent events: state and events, one
 stream per page) and ``GET /video.mjpg`` (the camera picture, newest frame only).
 
+For a replay (``create_app(replay, replay=replay)`` with a :class:`~vision.replay.Replay`,
+which answers the API as a game does for the moment it shows), also: ``GET /replay`` (the
+page; ``/`` leads there), ``GET /api/replay`` (the footage, revisions and every event of
+the revision shown), ``POST /api/replay/seek`` (``{"t": seconds}``: the moment to show; its
+position and state) and ``GET /replay/frame.jpg?t=`` (the picture at that time).
+
 Every error is ``{"error": {"status", "field", "message"}}``. When a ``token`` is set (the
 server listens beyond this machine), the POST routes need it in ``X-TableSight-Token``
 (or ``?token=``); watching needs none.
@@ -20,15 +26,18 @@ import hmac
 import json
 import time
 from collections.abc import Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from flask import Flask, Response, jsonify, render_template, request
+from flask import Flask, Response, jsonify, redirect, render_template, request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from werkzeug.exceptions import HTTPException
 
 from rules.board import measure, neighbours
 from rules.errors import InputError
 from vision.live import Game
+
+if TYPE_CHECKING:
+    from vision.replay import Replay
 
 #: Most state messages per second on one stream (events are sent at once).
 STATE_HZ = 5.0
@@ -65,6 +74,10 @@ class FlagBody(_Body):
     decision: str = Field(pattern="^(accept|dismiss)$")
 
 
+class SeekBody(_Body):
+    t: float = Field(strict=True)
+
+
 T = TypeVar("T", bound=_Body)
 
 
@@ -91,8 +104,11 @@ def _input_error(exc: InputError) -> ApiError:
     return ApiError(400, text, field)
 
 
-def create_app(game: Game, token: str | None = None) -> Flask:
-    """The Flask app for ``game``; ``token`` guards the controls when set."""
+def create_app(
+    game: Game | Replay, token: str | None = None, replay: Replay | None = None
+) -> Flask:
+    """The Flask app for ``game``; ``token`` guards the controls when set; ``replay`` (the
+    same object as ``game``) adds the replay viewer's routes."""
     app = Flask(__name__)
     app.config["JSON_SORT_KEYS"] = False
 
@@ -124,7 +140,9 @@ def create_app(game: Game, token: str | None = None) -> Flask:
     # -- pages --------------------------------------------------------------------------
 
     @app.get("/")
-    def table_view() -> str:
+    def table_view() -> Any:
+        if replay is not None:
+            return redirect("/replay")
         return render_template("table.html", page="table")
 
     @app.get("/broadcast")
@@ -238,7 +256,45 @@ def create_app(game: Game, token: str | None = None) -> Flask:
             headers={"Cache-Control": "no-store"},
         )
 
+    if replay is not None:
+        _replay_routes(app, replay)
     return app
+
+
+def _replay_routes(app: Flask, replay: Replay) -> None:
+    """The replay viewer: its page, the match, seeking, and the picture at a time."""
+
+    @app.get("/replay")
+    def replay_view() -> str:
+        return render_template("replay.html", page="replay")
+
+    @app.get("/api/replay")
+    def replay_info() -> Response:
+        return jsonify(replay.info())
+
+    @app.post("/api/replay/seek")
+    def replay_seek() -> Response:
+        body = _body(SeekBody)
+        try:
+            position = replay.seek(body.t)
+        except InputError as exc:
+            raise _input_error(exc) from None
+        return jsonify(position=position, state=replay.state())
+
+    @app.get("/replay/frame.jpg")
+    def replay_frame() -> Response:
+        try:
+            picture = replay.picture(replay.parse_t(request.args.get("t")))
+        except InputError as exc:
+            raise _input_error(exc) from None
+        if picture is None:
+            raise ApiError(404, "t: no picture was recorded for this moment", "t")
+        return Response(picture, mimetype="image/jpeg", headers={"Cache-Control": "no-store"})
+
+
+def _closing(game: object) -> bool:
+    """The game is stopping: streams end (a replay never stops while served)."""
+    return bool(getattr(game, "closing", False))
 
 
 def _sse(kind: str, data: Any, event_id: int | None = None) -> str:
@@ -246,7 +302,7 @@ def _sse(kind: str, data: Any, event_id: int | None = None) -> str:
     return f"{head}event: {kind}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
 
 
-def _stream(game: Game, next_id: int) -> Iterator[str]:
+def _stream(game: Game | Replay, next_id: int) -> Iterator[str]:
     """State (at most ``STATE_HZ`` a second) and every event, for one page.
 
     The pipeline never waits for a client: this generator runs on the client's own server
@@ -256,35 +312,40 @@ def _stream(game: Game, next_id: int) -> Iterator[str]:
     seen_version, generation = -1, game.generation
     last_state = 0.0
     yield "retry: 1000\n\n"
-    while True:
+    while not _closing(game):
         with game.changed:
-            game.changed.wait_for(lambda v=seen_version: game.version != v, timeout=KEEPALIVE_S)
-            version = game.version
-        if game.generation != generation:
-            generation, next_id = game.generation, 0
-            yield _sse("reset", {"generation": generation})
-        if version == seen_version:
+            game.changed.wait_for(
+                lambda v=seen_version: game.version != v or _closing(game), timeout=KEEPALIVE_S
+            )
+            changed = game.version != seen_version
+        if not changed:
             yield ": keepalive\n\n"
             continue
-        for e in game.events_since(next_id):
-            next_id = e.id + 1
-            yield _sse("event", e.to_dict(), e.id)
         wait = 1.0 / STATE_HZ - (time.monotonic() - last_state)
         if wait > 0:
             time.sleep(wait)
+        # what is read from here on is at least as new as this version
         seen_version = game.version
+        if game.generation != generation:
+            generation, next_id = game.generation, 0
+            yield _sse("reset", {"generation": generation})
+        for e in game.events_since(next_id):
+            next_id = e.id + 1
+            yield _sse("event", e.to_dict(), e.id)
         last_state = time.monotonic()
         yield _sse("state", game.state())
 
 
-def _mjpeg(game: Game) -> Iterator[bytes]:
+def _mjpeg(game: Game | Replay) -> Iterator[bytes]:
     """The newest frame each time there is a new one; frames a slow client misses are
     skipped, never queued."""
     sent = -1
-    while True:
+    # each picture is followed by the next boundary, so a browser shows it at once
+    yield b"--frame\r\n"
+    while not _closing(game):
         with game.changed:
             game.changed.wait_for(
-                lambda s=sent: game.frame is not None and game.frame.index != s,
+                lambda s=sent: _closing(game) or (game.frame is not None and game.frame.index != s),
                 timeout=KEEPALIVE_S,
             )
         picture = game.jpeg()
@@ -292,9 +353,9 @@ def _mjpeg(game: Game) -> Iterator[bytes]:
             continue
         sent, data = picture
         yield (
-            b"--frame\r\nContent-Type: image/jpeg\r\nContent-Length: "
+            b"Content-Type: image/jpeg\r\nContent-Length: "
             + str(len(data)).encode()
             + b"\r\n\r\n"
             + data
-            + b"\r\n"
+            + b"\r\n--frame\r\n"
         )

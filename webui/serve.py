@@ -45,4 +45,8 @@ class Server:
         return self
 
     def close(self) -> None:
+        """Stop listening and wait (briefly) for the request threads to finish, so that
+        none is still encoding a picture as the program exits. Stop the game first: its
+        streams end then."""
         self._server.close()
+        self._server.task_dispatcher.shutdown(timeout=3)  # type: ignore[union-attr]
