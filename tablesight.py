@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-#: Exit status for bad input and for commands this version does not have.
+#: Exit status for bad input.
 EXIT_USAGE = 2
 
 
@@ -42,30 +42,6 @@ def main() -> None:
     Markers on every base are tracked from a camera, mapped to table inches,
     and each move is judged against the game's rules with the numbers shown.
     """
-
-
-# Subcommands that this version does not provide yet: (name, one-line help).
-_NOT_YET = [
-    ("replay", "Serve the replay viewer for a recorded match file."),
-]
-
-
-def _not_yet(name: str, help_text: str) -> click.Command:
-    def callback(args: tuple[str, ...]) -> None:
-        fail(f"'{name}' is not available in this version yet.")
-
-    return click.Command(
-        name,
-        callback=callback,
-        help=help_text + " (Not available in this version yet.)",
-        short_help=help_text,
-        params=[click.Argument(["args"], nargs=-1, type=click.UNPROCESSED)],
-        context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
-    )
-
-
-for _name, _help in _NOT_YET:
-    main.add_command(_not_yet(_name, _help))
 
 
 @main.command()
@@ -635,6 +611,60 @@ def export(match: Path, fmt: str, output: Path | None) -> None:
         fail(str(exc))
     for path in written:
         click.echo(f"wrote {path}")
+
+
+@main.command()
+@click.argument("match", type=click.Path(path_type=Path))
+@click.option("--port", default=5000, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--no-browser", is_flag=True, help="Do not open a browser.")
+def replay(match: Path, port: int, no_browser: bool) -> None:
+    """Serve the replay viewer for a recorded MATCH file.
+
+    MATCH is a match file written by run --record or analyze -o. Scrub to any moment:
+    the picture with the referee's overlay, the map, the flags and the numbers as they
+    stood then; re-judge with a declaration changed (saved in the file as a new revision
+    of the events). Served on 127.0.0.1; Ctrl-C stops.
+    """
+    import webbrowser
+
+    from waitress.server import create_server
+
+    from rules.errors import InputError
+    from vision.replay import Replay
+    from webui.app import create_app
+    from webui.serve import THREADS
+
+    try:
+        opened = Replay(match)
+    except InputError as exc:
+        fail(str(exc))
+    try:
+        server = create_server(
+            create_app(opened, replay=opened),
+            host="127.0.0.1",
+            port=port,
+            threads=THREADS,
+            ident="TableSight",
+        )
+    except OSError as exc:
+        opened.close()
+        fail(f"--port: cannot listen on 127.0.0.1:{port}: {exc.strerror}")
+    url = f"http://127.0.0.1:{server.effective_port}/replay"  # type: ignore[union-attr]
+    click.echo(f"replay: {url}", err=True)
+    if not no_browser:
+        webbrowser.open(url)
+    web = threading.Thread(target=server.run, name="web", daemon=True)
+    web.start()
+    try:
+        while web.is_alive():
+            web.join(0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        opened.stop()  # open streams end; then the server waits for its threads
+        server.close()
+        server.task_dispatcher.shutdown(timeout=3)  # type: ignore[union-attr]
+        opened.close()
 
 
 def render_verdict(title: str, verdict: Verdict) -> str:

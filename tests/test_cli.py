@@ -6,8 +6,6 @@ import shutil
 import subprocess
 import sys
 
-import pytest
-
 SUBCOMMANDS = [
     "demo",
     "run",
@@ -43,19 +41,3 @@ def test_unknown_subcommand_is_usage_error() -> None:
     result = tablesight("fly")
     assert result.returncode == 2
     assert "No such command 'fly'" in result.stderr
-
-
-def _not_yet_names() -> list[str]:
-    import tablesight as cli
-
-    return [name for name, _ in cli._NOT_YET]
-
-
-@pytest.mark.parametrize("name", _not_yet_names())
-def test_command_not_yet_available_exits_2_with_one_line(name: str) -> None:
-    result = tablesight(name, "--some-flag", "value")
-    assert result.returncode == 2
-    assert result.stdout == ""
-    assert result.stderr.strip().splitlines() == [
-        f"tablesight: '{name}' is not available in this version yet."
-    ]

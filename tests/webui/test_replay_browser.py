@@ -1,0 +1,256 @@
+"""The replay viewer in a real browser: Debian's Chromium through Playwright, against
+``tablesight replay`` serving a match recorded by ``tablesight run --record``.
+
+The clip (``tests/vision/test_pipeline.py``): 30 frames at 30 fps, the ganger at (10, 10)
+for frames 0-14 and at (17, 10) from frame 15 on - a 7 in move of its 6 in - with the
+brute at (30, 20) all along. The referee sees the move once it has stood still for 0.3 s:
+the violation is at frame 24 (0.8 s). One server serves the module and the tests run in
+file order; the last one re-judges the match (a new revision).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shutil
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from tests.test_cli import tablesight
+from tests.vision.test_pipeline import footage, match_files  # noqa: F401 (fixtures)
+
+CHROMIUM = "/usr/bin/chromium"
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        shutil.which(CHROMIUM) is None,
+        reason=f"the browser tests drive Debian's Chromium, and {CHROMIUM} is absent",
+    ),
+]
+sync_api = pytest.importorskip("playwright.sync_api")
+expect = sync_api.expect
+
+#: Waiting for the page to catch up (ms).
+WAIT_MS = 20_000
+#: "movement: 7.00 in / 6.00"
+VIOLATION = re.compile(r"^movement: (\d+\.\d\d) in / 6\.00$")
+#: The end of the clip: frame 29.
+END_T = 29 / 30
+
+
+@pytest.fixture(scope="module")
+def recorded(match_files, tmp_path_factory):  # noqa: F811
+    """The clip refereed by ``tablesight run --record``: the match file and its video."""
+    video, args = match_files
+    db = tmp_path_factory.mktemp("recorded") / "match.db"
+    ran = tablesight("run", "--source", str(video), *args, "--port", "0", "--record", str(db))
+    assert ran.returncode == 0, ran.stderr
+    assert db.with_suffix(".avi").is_file()
+    return db
+
+
+@pytest.fixture(scope="module")
+def server(recorded):
+    """``tablesight replay match.db --port 0 --no-browser``; its URL from the line it
+    prints."""
+    exe = shutil.which("tablesight")
+    cmd = [exe] if exe else [sys.executable, "-m", "tablesight"]
+    process = subprocess.Popen(
+        [*cmd, "replay", str(recorded), "--port", "0", "--no-browser"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        found = re.fullmatch(r"replay: (http://127\.0\.0\.1:\d+/replay)\n", line)
+        assert found, line
+        yield found.group(1)
+    finally:
+        process.send_signal(signal.SIGINT)  # Ctrl-C: the server stops, and says nothing
+        code = process.wait(timeout=10)
+        rest = process.stderr.read() if process.stderr is not None else ""
+        if process.stderr is not None:
+            process.stderr.close()
+    assert (code, rest) == (0, "")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM)
+        expect.set_options(timeout=WAIT_MS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def open_page(browser, server):
+    """Opens the replay page (with a query); fails the test on any JavaScript error or
+    console error."""
+    pages, errors = [], []
+
+    def opener(query: str = "", refused: bool = False):
+        """``refused``: the page is expected to have a request refused (a 400 answer)."""
+        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        page.set_default_timeout(WAIT_MS)
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+
+        def console(m) -> None:
+            if m.type == "error" and not (refused and "status of 400" in m.text):
+                errors.append(f"console: {m.text}")
+
+        page.on("console", console)
+        page.goto(server + query)
+        pages.append(page)
+        return page
+
+    yield opener
+    for page in pages:
+        page.close()
+    assert errors == []
+
+
+def frame_shown(page, index: int) -> None:
+    expect(page.locator("#clock")).to_contain_text(f", frame {index}")
+
+
+def test_the_next_flag_by_keyboard_shows_the_overlay_of_that_moment(open_page):
+    page = open_page("?time=0")
+    frame_shown(page, 0)
+    expect(page.locator("svg#overlay path.base")).to_have_count(0)  # nobody settled yet
+    # one mark on the timeline per event, the violation's at 0.8 of 0.967 s
+    marks = page.locator("#marks .mark")
+    expect(marks).to_have_count(3)
+    mark = page.locator("#marks .mark.violation")
+    left = float(mark.evaluate("(m) => m.style.left").rstrip("%"))
+    assert left == pytest.approx(100 * 0.8 / END_T, abs=0.01)
+
+    page.keyboard.press("n")
+    frame_shown(page, 24)
+    expect(page.locator("#clock")).to_contain_text("0.80 s of 0.97 s")
+    label = page.locator("svg#overlay text.flag-label.violation")
+    expect(label).to_have_count(1)
+    found = VIOLATION.match(label.text_content() or "")
+    assert found, label.text_content()
+    assert 6.98 <= float(found.group(1)) <= 7.02  # (10, 10) to (17, 10)
+    expect(page.locator('svg#overlay path.base.flagged[data-model="ganger"]')).to_have_count(1)
+    # the picture of that moment, and the address to come back to it
+    picture = page.locator("#picture")
+    expect(picture).to_have_attribute("src", "/replay/frame.jpg?t=0.8")
+    expect(picture).to_have_js_property("naturalWidth", 1920)
+    assert page.url.endswith("/replay?time=0.8")
+    expect(page.locator("#timeline")).to_have_value("0.8")
+    expect(page.locator("#flags li.violation")).to_have_count(1)
+
+    # a frame back: not yet flagged; no flag before it; the next flag again
+    page.keyboard.press("ArrowLeft")
+    frame_shown(page, 23)
+    expect(page.locator("svg#overlay text.flag-label")).to_have_count(0)
+    page.keyboard.press("ArrowDown")
+    expect(page.locator("#message")).to_have_text("no flag before this moment")
+    page.keyboard.press("ArrowUp")
+    frame_shown(page, 24)
+    expect(label).to_have_count(1)
+    page.keyboard.press("End")
+    frame_shown(page, 29)
+    page.keyboard.press("Home")
+    frame_shown(page, 0)
+    page.keyboard.press("Shift+ArrowRight")  # a second on: past the end, so the end
+    frame_shown(page, 29)
+    page.keyboard.press("Shift+ArrowLeft")
+    frame_shown(page, 0)
+
+
+def test_a_time_link_opens_that_moment(open_page, footage):  # noqa: F811
+    camera, _ = footage
+    page = open_page("?time=0.4")
+    frame_shown(page, 12)
+    expect(page.locator("#clock")).to_contain_text("0.40 s of 0.97 s")
+    expect(page.locator("#timeline")).to_have_value("0.4")
+    picture = page.locator("#picture")
+    expect(picture).to_have_attribute("src", "/replay/frame.jpg?t=0.4")
+    expect(picture).to_have_js_property("naturalWidth", 1920)
+    assert page.url.endswith("/replay?time=0.4")
+    # the overlay of that moment: both bases where the camera that rendered the clip
+    # puts them, and no flag
+    expect(page.locator("svg#overlay path.base")).to_have_count(2)
+    expect(page.locator("svg#overlay text.flag-label")).to_have_count(0)
+    for model, xy in (("ganger", (10.0, 10.0)), ("brute", (30.0, 20.0))):
+        box = page.locator(f'svg#overlay path.base[data-model="{model}"]').evaluate(
+            "(p) => { const b = p.getBBox(); return [b.x + b.width / 2, b.y + b.height / 2]; }"
+        )
+        u, v = camera.project([[xy[0], xy[1], 0.0]]).reshape(2)
+        assert math.hypot(box[0] - u, box[1] - v) < 3.0, (model, box, (u, v))
+    # the events up to then are marked as past
+    expect(page.locator("#events li.past")).to_have_count(1)
+    expect(page.locator("#events li.now")).to_have_attribute("data-kind", "phase_started")
+
+    # a time outside the footage is said, and the page opens anyway
+    page = open_page("?time=5", refused=True)
+    expect(page.locator("#message")).to_have_text(
+        "t: expected seconds from 0.000 to 0.967, got 5.0"
+    )
+    expect(page.locator("#clock")).to_contain_text(", frame ")
+
+
+def test_space_plays_to_the_end_and_pauses(open_page):
+    page = open_page("?time=0")
+    frame_shown(page, 0)
+    page.keyboard.press(" ")
+    expect(page.locator("#play")).to_have_text("Pause")
+    frame_shown(page, 29)  # played through the clip, and stopped at its end
+    expect(page.locator("#play")).to_have_text("Play")
+    page.keyboard.press("Home")
+    frame_shown(page, 0)
+    page.keyboard.press(" ")
+    page.keyboard.press(" ")
+    expect(page.locator("#play")).to_have_text("Play")
+
+
+def test_re_judge_a_charge_and_measure_at_that_moment(open_page):
+    page = open_page("?time=0.4")
+    frame_shown(page, 12)
+    expect(page.locator("#revision")).to_have_text("live record")
+    expect(page.locator("#action option")).to_have_text(["charge", "move"])
+    page.select_option("#model", "ganger")
+    page.select_option("#action", "charge")
+    page.select_option("#target", "brute")
+    page.fill("#roll", "2")
+    page.click("#declare")
+    expect(page.locator("#revision")).to_have_text(
+        "revision 1: ganger declared charge on brute, roll 2 at 0.40 s (frame 12); "
+        "judged again from revision 0"
+    )
+    # M 6 + D3 of 2 = 8 in: the 7 in move is no violation; the charge ends short of the
+    # brute, edges sqrt(13^2 + 10^2) - 1 = 15.40 in apart where 1 in is needed
+    expect(page.locator("#events li.violation")).to_have_count(0)
+    expect(page.locator("#marks .mark")).to_have_count(3)
+    expect(page.locator("#marks .mark.advisory")).to_have_count(1)
+    page.keyboard.press("n")
+    frame_shown(page, 24)
+    label = page.locator("svg#overlay text.flag-label")
+    expect(label).to_have_count(1)
+    expect(label).to_have_class(re.compile(r"\badvisory\b"))
+    found = re.fullmatch(r"charge: (\d+\.\d\d) in / 1\.00", label.text_content() or "")
+    assert found, label.text_content()
+    assert float(found.group(1)) == pytest.approx(math.hypot(13, 10) - 1.0, abs=0.05)
+
+    # only the charge's events, by rule
+    page.select_option("#filter-rule", "charge")
+    expect(page.locator("#events li")).to_have_count(1)
+    expect(page.locator("#events li")).to_have_attribute("data-kind", "advisory")
+    expect(page.locator("#marks .mark")).to_have_count(1)
+
+    # the measuring tool on the moment shown
+    page.click("#measure-button")
+    page.click('svg#map path.base[data-model="ganger"]')
+    page.click('svg#map path.base[data-model="brute"]')
+    out = page.locator("output#measure")
+    expect(out).to_contain_text("ganger to brute: ")
+    found = re.fullmatch(r"ganger to brute: (\d+\.\d\d) in \+/- \d+\.\d\d", out.text_content())
+    assert found, out.text_content()
+    assert float(found.group(1)) == pytest.approx(math.hypot(13, 10) - 1.0, abs=0.05)

@@ -1,0 +1,379 @@
+// The replay viewer: a recorded match at any moment - the picture and its overlay, the
+// map, the flags and events as they stood, a timeline, and re-judging. Every shape and
+// number comes from the server (/api/replay, /api/replay/seek); this file only asks for
+// moments and draws what it gets.
+"use strict";
+
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const overlay = $("overlay"), map = $("map"), timeline = $("timeline");
+  const opts = { zones: TS.option("zones"), links: TS.option("links"), labels: TS.option("labels"),
+                 allReach: false };
+  let info = null;      // the match: footage, revisions, roster, events of the revision shown
+  let pos = null;       // where the replay stands: t, frame, prev_t, next_t, revision
+  let state = null;     // the table at that moment, as the live view gets it
+  let selected = null, measuring = null;
+  let playing = null;   // {from, began} while playing
+  let wanted = null, seeking = null;  // the newest time asked for; the seeks under way
+  let dragging = false;  // the timeline's handle is held
+
+  function say(text) { $("message").textContent = text; }
+  async function act(promise) {
+    try { const out = await promise; say(""); return out; } catch (err) { say(err.message); return null; }
+  }
+  const seconds = (t) => (t === null || t === undefined ? "-" : Number(t).toFixed(2) + " s");
+
+  function fill(select, values, keep = true, blank = null) {
+    const old = select.value;
+    select.textContent = "";
+    if (blank !== null) select.add(new Option(blank, ""));
+    for (const v of values) select.add(new Option(v, v));
+    if (keep && values.includes(old)) select.value = old;
+  }
+
+  // -- seeking ---------------------------------------------------------------------------
+
+  // Ask for the moment at t; while a seek is under way only the newest request is kept.
+  function seek(t) {
+    wanted = t;
+    if (!seeking) seeking = drain();
+    return seeking;
+  }
+
+  async function drain() {
+    try {
+      while (wanted !== null) {
+        const t = wanted;
+        wanted = null;
+        const out = await act(TS.post("/api/replay/seek", { t }));
+        if (out) { pos = out.position; state = out.state; render(); }
+        else if (playing) stop();
+      }
+    } finally { seeking = null; }
+  }
+
+  const clamp = (t) => Math.min(info.end_t, Math.max(info.start_t, t));
+
+  function go(t) { stop(); return seek(clamp(t)); }
+
+  function step(direction, second) {
+    if (!pos) return;
+    if (second) go(pos.frame.t + direction);
+    else {
+      const t = direction > 0 ? pos.next_t : pos.prev_t;
+      if (t !== null) go(t);
+    }
+  }
+
+  function jumpToFlag(direction) {
+    if (!pos) return;
+    const now = pos.frame.t;
+    const flags = shownEvents().filter((e) => e.flag);
+    const target = direction > 0 ? flags.find((e) => e.t > now + 1e-9)
+                                 : flags.filter((e) => e.t < now - 1e-9).pop();
+    if (target) go(target.t);
+    else say(direction > 0 ? "no flag after this moment" : "no flag before this moment");
+  }
+
+  // Playing is seeking forward in real time, as fast as the moments come back.
+  function play() {
+    if (!pos || playing) return;
+    const from = pos.frame.t >= info.end_t ? info.start_t : pos.frame.t;
+    playing = { from, began: performance.now() };
+    $("play").textContent = "Pause";
+    const tick = async () => {
+      if (!playing) return;
+      const t = Math.min(info.end_t, playing.from + (performance.now() - playing.began) / 1000);
+      await seek(t);
+      if (t >= info.end_t) stop();
+      else if (playing) requestAnimationFrame(tick);
+    };
+    tick();
+  }
+
+  function stop() {
+    playing = null;
+    $("play").textContent = "Play";
+    keepTime(true);
+  }
+
+  // -- drawing ---------------------------------------------------------------------------
+
+  // the time for the address: to the millisecond, rounded up so that it opens this frame
+  function timeParam(t) {
+    const ms = Math.ceil(t * 1000 - 1e-6) / 1000;
+    return String(ms <= info.end_t ? ms : t);
+  }
+
+  // the address keeps the moment shown (a few times a second at most while playing)
+  let kept = 0;
+  function keepTime(now = false) {
+    if (!pos || (playing && !now && performance.now() - kept < 250)) return;
+    kept = performance.now();
+    const url = new URL(location.href);
+    url.searchParams.set("time", timeParam(pos.frame.t));
+    history.replaceState(null, "", url);
+  }
+
+  function render() {
+    if (!state || !pos || !info) return;
+    const s = state.session;
+    $("phase").textContent = `Turn ${s.turn}: ${s.in_phase ? "movement" : "no phase"}` +
+      (s.side ? `, ${s.side} moving` : "");
+    $("clock").textContent = `${seconds(pos.frame.t)} of ${seconds(info.end_t)}, frame ${pos.frame.index}`;
+    $("clock").dataset.t = pos.frame.t;
+    if (!dragging) timeline.value = pos.frame.t;
+    keepTime();
+
+    const common = { ...opts, selected, onModel: clickModel, onHover: hover };
+    const cam = state.camera;
+    if (info.video) {
+      const src = `/replay/frame.jpg?t=${encodeURIComponent(pos.frame.t)}`;
+      if ($("picture").getAttribute("src") !== src) $("picture").setAttribute("src", src);
+    }
+    if (cam) {
+      overlay.setAttribute("viewBox", `0 0 ${cam.image_size[0]} ${cam.image_size[1]}`);
+      TS.draw(overlay, state, TS.projector(cam), { ...common, labelOffset: cam.image_size[1] / 60 });
+    } else {
+      TS.draw(overlay, null, null, common);
+    }
+    // seen from the table's near edge (y = 0 at the bottom), as a camera usually is
+    const depth = state.table.depth_in;
+    map.setAttribute("viewBox", `-1 -1 ${state.table.width_in + 2} ${depth + 2}`);
+    TS.draw(map, state, (x, y) => [x, depth - y], { ...common, labelOffset: 0.9 });
+    TS.el("rect", { x: 0, y: 0, width: state.table.width_in, height: state.table.depth_in,
+                    class: "table-edge", fill: "none", stroke: "#889", "stroke-width": 0.08 }, map);
+    renderFlags();
+    markNow();
+  }
+
+  function renderFlags() {
+    const list = $("flags");
+    list.textContent = "";
+    for (const f of state.flags) {
+      const li = document.createElement("li");
+      li.className = `${f.kind} ${f.decision || ""}`;
+      li.dataset.flag = f.id;
+      li.textContent = `${f.model}: ${TS.flagLabel(f)} ` + (f.decision ? `(${f.decision}ed) ` : "");
+      li.title = f.message;
+      for (const decision of ["accept", "dismiss"]) {
+        const b = document.createElement("button");
+        b.textContent = decision;
+        b.className = `flag-${decision}`;
+        b.onclick = () => rejudged(TS.post(`/api/flags/${f.id}`, { decision }));
+        li.appendChild(b);
+      }
+      list.appendChild(li);
+    }
+  }
+
+  // the events up to the moment shown are "past"; the newest of them is "now"
+  function markNow() {
+    let last = null;
+    for (const li of $("events").children) {
+      const past = Number(li.dataset.t) <= pos.frame.t + 1e-9;
+      li.classList.toggle("past", past);
+      li.classList.remove("now");
+      if (past) last = li;
+    }
+    if (last) {
+      last.classList.add("now");
+      // keep it in sight in the list (the list scrolls, the page does not)
+      const list = $("events");
+      const top = last.offsetTop;
+      if (top < list.scrollTop || top + last.offsetHeight > list.scrollTop + list.clientHeight) {
+        list.scrollTop = top - list.clientHeight / 2;
+      }
+    }
+  }
+
+  // -- the match: timeline marks, event list, filters -----------------------------------
+
+  function shownEvents() {
+    const f = { model: $("filter-model").value, unit: $("filter-unit").value,
+                side: $("filter-side").value, rule: $("filter-rule").value };
+    return info.events.filter((e) =>
+      (!f.model || e.model === f.model || e.other === f.model) &&
+      (!f.unit || e.unit === f.unit) && (!f.side || e.side === f.side) &&
+      (!f.rule || e.rule === f.rule));
+  }
+
+  function renderMatch() {
+    $("game-title").textContent = info.game.title;
+    const shown = info.revisions.find((r) => r.revision === info.revision);
+    $("revision").textContent = info.revision === 0 ? "live record"
+      : `revision ${info.revision}: ${shown ? shown.note : ""}`;
+    $("revision").dataset.revision = info.revision;
+    timeline.min = info.start_t;
+    timeline.max = info.end_t;
+    const ids = info.roster.map((m) => m.id);
+    const distinct = (values) => [...new Set(values.filter((v) => v !== null && v !== undefined))].sort();
+    fill($("filter-model"), ids, true, "all");
+    fill($("filter-unit"), distinct(info.roster.map((m) => m.unit)), true, "all");
+    fill($("filter-side"), distinct(info.roster.map((m) => m.side)), true, "all");
+    fill($("filter-rule"), distinct(info.events.map((e) => e.rule)), true, "all");
+    fill($("model"), ids);
+    if (selected) $("model").value = selected;
+    const chosen = $("action").value;
+    fill($("action"), info.actions);
+    if (!info.actions.includes(chosen) && info.actions.includes("move")) $("action").value = "move";
+    fill($("target"), ids, true, "none");
+    renderEvents();
+  }
+
+  function renderEvents() {
+    const span = info.end_t - info.start_t || 1;
+    const marks = $("marks"), list = $("events");
+    marks.textContent = "";
+    list.textContent = "";
+    for (const e of shownEvents()) {
+      const mark = document.createElement("span");
+      mark.className = `mark ${e.kind}`;
+      mark.dataset.kind = e.kind;
+      mark.dataset.event = e.id;
+      mark.style.left = `${(100 * (e.t - info.start_t)) / span}%`;
+      mark.title = `${seconds(e.t)} ${e.message}`;
+      mark.onclick = () => go(e.t);
+      marks.appendChild(mark);
+      const li = document.createElement("li");
+      li.className = e.kind;
+      li.dataset.kind = e.kind;
+      li.dataset.event = e.id;
+      li.dataset.t = e.t;
+      li.textContent = `${seconds(e.t)} ${e.message}`;
+      li.onclick = () => go(e.t);
+      list.appendChild(li);
+    }
+    if (pos) markNow();
+  }
+
+  async function reload() {
+    const got = await act(TS.get("/api/replay"));
+    if (got) { info = got; renderMatch(); }
+  }
+
+  // a declaration or a decision re-judges the match: a new revision, shown at once
+  async function rejudged(promise) {
+    stop();
+    const out = await act(promise);
+    if (!out) return;
+    await reload();
+    await seek(pos.t);
+    say(`revision ${info.revision} saved`);
+  }
+
+  // -- models and measuring (as on the table view) ----------------------------------------
+
+  async function hover(id) {
+    const got = await act(TS.get(`/api/models/${encodeURIComponent(id)}`));
+    if (!got) return;
+    const m = got.model;
+    const rows = got.near.map((n) =>
+      `<tr><td>${n.model}</td><td>${TS.num(n.distance_in)} in +/- ${TS.num(n.uncertainty_in)}</td></tr>`);
+    const move = m.move ? `moved ${TS.num(m.move.shortest_in)} in of ${TS.num(m.move.allowance_in)} ` +
+      `(straight ${TS.num(m.move.straight_in)})` : "";
+    $("info").innerHTML = `<h2>${m.id}</h2><div>${m.side}, unit ${m.unit}, M ${m.movement_in} in, ` +
+      `${m.base.shape} ${m.base.length_mm}x${m.base.width_mm} mm ${m.keywords.join(" ")}</div>` +
+      `<div>${move}</div><table data-testid="near">${rows.join("")}</table>`;
+  }
+
+  async function clickModel(id) {
+    if (measuring !== null) {
+      if (measuring === "") { measuring = id; say(`measuring from ${id}: click a model or a point on the map`); return; }
+      const out = await act(TS.get(`/api/measure?a=${encodeURIComponent(measuring)}&b=${encodeURIComponent(id)}`));
+      showMeasure(out);
+      return;
+    }
+    selected = id;
+    $("model").value = id;
+    hover(id);
+    render();
+  }
+
+  function showMeasure(out) {
+    measuring = null;
+    $("measure-button").classList.remove("active");
+    if (!out) return;
+    const to = Array.isArray(out.to) ? `(${TS.num(out.to[0])}, ${TS.num(out.to[1])})` : out.to;
+    $("measure").textContent = `${out.from} to ${to}: ${TS.num(out.distance_in)} in +/- ${TS.num(out.uncertainty_in)}`;
+  }
+
+  map.addEventListener("click", async (ev) => {
+    if (!measuring) return;
+    const pt = map.createSVGPoint();
+    pt.x = ev.clientX; pt.y = ev.clientY;
+    const p = pt.matrixTransform(map.getScreenCTM().inverse());
+    const y = state.table.depth_in - p.y;
+    showMeasure(await act(TS.get(`/api/measure?a=${encodeURIComponent(measuring)}&x=${p.x}&y=${y}`)));
+  });
+
+  function startMeasure() {
+    measuring = "";
+    $("measure-button").classList.add("active");
+    say("measure: click the first model");
+  }
+
+  // -- controls ---------------------------------------------------------------------------
+
+  $("play").onclick = (ev) => { if (playing) stop(); else play(); ev.currentTarget.blur(); };
+  timeline.addEventListener("input", () => go(Number(timeline.value)));
+  timeline.addEventListener("pointerdown", () => { dragging = true; });
+  window.addEventListener("pointerup", () => {
+    if (dragging) { dragging = false; if (pos) timeline.value = pos.frame.t; }
+  });
+  for (const id of ["filter-model", "filter-unit", "filter-side", "filter-rule"]) {
+    $(id).onchange = renderEvents;
+  }
+  $("model").onchange = () => { selected = $("model").value; hover(selected); render(); };
+  $("measure-button").onclick = startMeasure;
+  $("help-button").onclick = () => $("help").showModal();
+  $("declare").onclick = () => {
+    const body = { model: $("model").value, action: $("action").value };
+    if ($("target").value) body.target = $("target").value;
+    if ($("roll").value) body.roll = Number($("roll").value);
+    rejudged(TS.post("/api/declare", body));
+  };
+
+  document.addEventListener("keydown", (ev) => {
+    const el = document.activeElement;
+    const typing = (el.tagName === "INPUT" && el.type !== "range") ||
+      ["SELECT", "TEXTAREA"].includes(el.tagName);
+    if (typing || ev.ctrlKey || ev.metaKey || ev.altKey || !info) return;
+    if ($("help").open && ev.key !== "?") return;
+    const key = ev.key;
+    if (key === "ArrowLeft") step(-1, ev.shiftKey);
+    else if (key === "ArrowRight") step(1, ev.shiftKey);
+    else if (key === "ArrowUp" || key === "n") jumpToFlag(1);
+    else if (key === "ArrowDown" || key === "p") jumpToFlag(-1);
+    else if (key === "Home") go(info.start_t);
+    else if (key === "End") go(info.end_t);
+    else if (key === " ") { if (playing) stop(); else play(); }
+    else if (key === "?") { if ($("help").open) $("help").close(); else $("help").showModal(); }
+    else if (key === "t") startMeasure();
+    else if (key === "Escape") {
+      measuring = null; selected = null; $("measure-button").classList.remove("active"); render();
+      return;
+    } else return;
+    ev.preventDefault();
+  });
+
+  // -- start: the match, then the moment in the address (?time=) or where the replay stands
+
+  (async () => {
+    info = await act(TS.get("/api/replay"));
+    if (!info) return;
+    if (!info.video) {
+      $("picture-box").hidden = true;
+      $("stage").appendChild($("map-panel"));
+    }
+    renderMatch();
+    // the server checks the time: a bad one is said, and the replay opens where it stands
+    const asked = new URLSearchParams(location.search).get("time");
+    if (asked !== null && asked.trim() !== "") await seek(Number(asked));
+    if (!pos) {
+      const message = $("message").textContent;
+      await seek(info.position.t);
+      say(message);
+    }
+  })();
+})();
