@@ -222,7 +222,9 @@ class Game:
             # Start over as a new game: a looped clip is not a move back to the start.
             offset_t, offset_index = last.t + 1.0 / 30.0, last.index + 1
             self.restart()
-        self.status = "ended"
+        with self.lock:
+            self.status = "ended"
+            self._tell([])
 
     def _frames(self) -> Iterator[Frame]:
         if isinstance(self.source, LiveSource):

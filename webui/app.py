@@ -39,7 +39,7 @@ from vision.live import Game
 if TYPE_CHECKING:
     from vision.replay import Replay
 
-#: Most state messages per second on one stream (events are sent at once).
+#: Most state messages per second on one stream (events go with the next one).
 STATE_HZ = 5.0
 #: A comment line this often keeps a quiet stream open and finds closed clients.
 KEEPALIVE_S = 10.0
@@ -340,8 +340,10 @@ def _mjpeg(game: Game | Replay) -> Iterator[bytes]:
     """The newest frame each time there is a new one; frames a slow client misses are
     skipped, never queued."""
     sent = -1
-    # each picture is followed by the next boundary, so a browser shows it at once
-    yield b"--frame\r\n"
+    # Each picture is followed by the next part's boundary and headers: a browser shows a
+    # part only once the next one has begun.
+    head = b"--frame\r\nContent-Type: image/jpeg\r\n\r\n"
+    yield head
     while not _closing(game):
         with game.changed:
             game.changed.wait_for(
@@ -352,10 +354,4 @@ def _mjpeg(game: Game | Replay) -> Iterator[bytes]:
         if picture is None or picture[0] == sent:
             continue
         sent, data = picture
-        yield (
-            b"Content-Type: image/jpeg\r\nContent-Length: "
-            + str(len(data)).encode()
-            + b"\r\n\r\n"
-            + data
-            + b"\r\n--frame\r\n"
-        )
+        yield data + b"\r\n" + head

@@ -201,13 +201,13 @@ def test_stream_sends_events_then_state(client):
 
 def test_mjpeg_sends_the_newest_frame(client):
     response = client.get("/video.mjpg", buffered=False)
-    assert next(response.response) == b"--frame\r\n"
-    part = next(response.response)  # the picture, then the next boundary
+    head = b"--frame\r\nContent-Type: image/jpeg\r\n\r\n"
+    assert next(response.response) == head
+    part = next(response.response)  # the picture, then the next part's boundary and headers
     response.close()
-    head, data = part.split(b"\r\n\r\n", 1)
-    assert head.startswith(b"Content-Type: image/jpeg")
-    assert data.endswith(b"\r\n--frame\r\n")
-    picture = cv2.imdecode(np.frombuffer(data[: -len(b"\r\n--frame\r\n")], np.uint8), 1)
+    assert part.endswith(b"\r\n" + head)
+    data = part[: -len(b"\r\n" + head)]
+    picture = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     assert picture.shape == (1080, 1920, 3)
 
 

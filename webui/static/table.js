@@ -32,7 +32,12 @@
     if (document.activeElement !== $("side")) $("side").value = s.side || "";
     if (document.activeElement !== $("model")) fill($("model"), ids);
     if (selected && document.activeElement !== $("model")) $("model").value = selected;
-    if (document.activeElement !== $("action")) fill($("action"), s.actions);
+    if (document.activeElement !== $("action")) {
+      // the actions come sorted; until one is chosen, a declaration is a plain move
+      const chosen = $("action").value;
+      fill($("action"), s.actions);
+      if (!s.actions.includes(chosen) && s.actions.includes("move")) $("action").value = "move";
+    }
     if (document.activeElement !== $("target")) fill($("target"), ids, true, "none");
     const common = { ...opts, selected, onModel: clickModel, onHover: hover };
     const cam = state.camera;

@@ -153,7 +153,7 @@ const TS = (() => {
 
   // One EventSource per page: state messages and every event, in order.
   function connect(handlers) {
-    let source = null;
+    let source = null, retry = null;
     let next = 0;
     function open() {
       source = new EventSource(`/api/stream?since=${next}`);
@@ -164,11 +164,18 @@ const TS = (() => {
         handlers.event(e);
       });
       source.addEventListener("reset", () => { next = 0; handlers.reset && handlers.reset(); });
-      source.onerror = () => handlers.status && handlers.status("reconnecting");
+      // The browser would reconnect to the URL it first opened, and be sent every event
+      // again from there: reconnect here instead, from the first event not yet seen.
+      source.onerror = () => {
+        handlers.status && handlers.status("reconnecting");
+        source.close();
+        clearTimeout(retry);
+        retry = setTimeout(open, 1000);
+      };
       source.onopen = () => handlers.status && handlers.status("connected");
     }
     open();
-    return () => source.close();
+    return () => { clearTimeout(retry); source.close(); };
   }
 
   async function post(url, body) {
