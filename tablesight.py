@@ -91,9 +91,13 @@ def bench(seed: int, repeats: int, vision: bool) -> None:
     click.echo(report(run_grid(seed=seed)))
     if vision:
         from vision.evaluate import detect_and_map_timings
+        from vision.throughput import report as pipeline_report
+        from vision.throughput import run as pipeline_run
 
         click.echo("\nDetect and map one frame (x base: OpenCV's raw detectMarkers, defaults):")
         click.echo(report(detect_and_map_timings()))
+        click.echo("\nThe whole pipeline on MJPG video against decode + detectMarkers:")
+        click.echo(pipeline_report(pipeline_run()))
 
 
 @main.command()

@@ -41,9 +41,8 @@ def centre_sigma_in(corners_px: np.ndarray, size_mm: float, reprojection_px: flo
     the marker's side in pixels against its printed size turns that into inches, and the
     centre, the mean of four corners, halves it.
     """
-    return centre_sigmas_in(np.asarray(corners_px, dtype=float)[None], [size_mm], reprojection_px)[
-        0
-    ]
+    one = np.asarray(corners_px, dtype=float)[None]
+    return centre_sigmas_in(one, [size_mm], reprojection_px)[0]
 
 
 def centre_sigmas_in(

@@ -1,0 +1,911 @@
+"""Frames per second of the whole referee on video: decode, detect, map, track, judge, record.
+
+The footage is rendered by ``vision.synth``: the 44 x 30 in table of ``vision.evaluate``
+seen by its camera (14 in in front of the near edge, 30 in up) at 1920 x 1080 and
+3840 x 2160, with the four corner anchors and 40 models on a jittered grid (markers of
+25, 30 and 35 mm, at least the 23 mm that ``marker_size_table`` asks of this table at
+1080p; every fourth on a 1 in flying stand, every other off its base centre).
+In a clip of ``2 * hold`` frames, pairs of models 3-9 in apart swap places and back, each
+pair ``hold`` frames in each place and the pairs in turn, so that on a loop their moves
+settle on different frames and are judged, there and back. Every render has its own
+sensor noise and a jitter of a few thousandths of an inch on every model. The clip is
+written as MJPG in .avi at quality 90, as webcams deliver it, and read back with
+``cv2.VideoCapture``, looping.
+
+Four loops over the same frames, in interleaved rounds so that they see the machine in
+the same state (the ratio columns are medians over rounds of the ratios of fps):
+
+* baseline: decode, then ``cv2.aruco.ArucoDetector.detectMarkers`` with OpenCV's default
+  parameters and the table's dictionary;
+* the baseline with decoding on a reader thread;
+* pipeline, sequential: decode, ``Pipeline.process`` (its session in a movement phase)
+  and the ``record`` hook;
+* pipeline, threaded decode: a reader thread decodes and hands frames over through a
+  queue of one frame, as a live camera's reader thread does. This is the pipeline's fps.
+
+Latency is the time from a frame being handed over to ``process`` returning its events:
+in the threaded loop (the file is read as fast as it decodes, so each frame waits for the
+one before it) and with frames handed over at a camera's 30 fps, the newest only, as
+``LiveSource`` does. Where the time goes comes from the sequential loop, each stage of
+``process`` timed in place.
+
+Recording is not in the figures by default: ``record`` is called with each frame and its
+events when it is given (in every pipeline loop, timed with it), and is none by default.
+
+``python -m vision.throughput`` prints the table.
+"""
+
+from __future__ import annotations
+
+import math
+import queue
+import random
+import statistics
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import cv2
+import numpy as np
+
+import vision.pipeline as pipeline_module
+from calibration.camera import CameraModel
+from calibration.table import MM_PER_IN, Anchor, TableKeys, TableSpec
+from rules.ruleset import load_ruleset
+from rules.scenario import RoundBase
+from rules.scene import Table
+from rules.session import Event, Session
+from vision.aruco import dictionary_id
+from vision.evaluate import scene_camera
+from vision.pipeline import Pipeline
+from vision.roster import RosterModel, profile
+from vision.sources import Frame
+from vision.synth import PinholeCamera, PlacedMarker, Shot, render_table
+
+TABLE_IN = (44.0, 30.0)
+DICTIONARY = "4x4_250"
+#: The rate of the camera the latency is counted against, and of the clips' timestamps.
+CAMERA_FPS = 30.0
+#: Frames per second the pipeline must reach, by image height.
+FPS_GOALS = {1080: 60.0, 2160: 25.0}
+#: The pipeline's fps as a share of the baseline's that it must reach.
+SHARE_GOAL = 0.85
+#: A frame's events must come within this many frame periods of its arrival.
+LATENCY_GOAL_PERIODS = 1.5
+#: Frames measured per loop at each image height (a 4K frame takes about 0.1 s a loop).
+FRAMES = {1080: 120, 2160: 48}
+#: Distinct renders in the clip at each image height (a 4K render takes most of a second).
+DISTINCT = {1080: 24, 2160: 12}
+
+#: Called with each frame and its events: where the match recording will go.
+Record = Callable[[Frame, list[Event]], None]
+
+BASELINE = "baseline: decode + detectMarkers"
+BASELINE_THREADED = "baseline, threaded decode"
+PIPELINE = "pipeline, sequential"
+PIPELINE_THREADED = "pipeline, threaded decode"
+LIVE = "pipeline, live camera at 30 fps"
+STAGES = ("decode", "detect", "pose", "map", "track", "judge+rest", "record")
+
+
+@dataclass(frozen=True)
+class Footage:
+    """A clip on disk and everything needed to referee it."""
+
+    path: Path
+    size: tuple[int, int]
+    #: Frames in the clip, and how many of them are distinct renders.
+    length: int
+    distinct: int
+    table: TableSpec
+    roster: list[RosterModel]
+    camera: CameraModel
+    #: Markers placed in every frame: anchors and models.
+    markers: int
+    #: Models that swap places with another and back in the course of the clip.
+    movers: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        return f"{self.size[1]}p"
+
+    @property
+    def bytes_per_frame(self) -> float:
+        return self.path.stat().st_size / self.length
+
+
+def _card_radius_in(size_mm: float) -> float:
+    """Half the diagonal of a 4x4 marker's card (the marker and a one-cell quiet zone)."""
+    return size_mm * 8 / 6 / 2 * math.sqrt(2) / MM_PER_IN
+
+
+def table_spec(anchor_mm: float = 40.0) -> TableSpec:
+    """The 44 x 30 in table with an anchor in each corner, its card inside the table."""
+    w, d = TABLE_IN
+    inset = max(1.5, _card_radius_in(anchor_mm) + 0.25)
+    at = [(inset, inset), (w - inset, inset), (w - inset, d - inset), (inset, d - inset)]
+    anchors = [Anchor(id=i, x_in=x, y_in=y, size_mm=anchor_mm) for i, (x, y) in enumerate(at)]
+    return TableSpec(
+        table=TableKeys(width_in=w, depth_in=d, dictionary=DICTIONARY), anchors=anchors
+    )
+
+
+def _layout(
+    n: int, rng: random.Random, marker_mm: Sequence[float], first_id: int
+) -> list[tuple[RosterModel, PlacedMarker]]:
+    """``n`` models on a jittered grid over the table (4 in clear of its edges)."""
+    w, d = TABLE_IN
+    margin = 4.0
+    cols = math.ceil(math.sqrt(n * w / d))
+    rows = math.ceil(n / cols)
+    cell_w, cell_d = (w - 2 * margin) / cols, (d - 2 * margin) / rows
+    out = []
+    for i in range(n):
+        x = margin + (i % cols + 0.5 + rng.uniform(-0.15, 0.15)) * cell_w
+        y = margin + (i // cols + 0.5 + rng.uniform(-0.15, 0.15)) * cell_d
+        size = marker_mm[i % len(marker_mm)]
+        height = 25.4 if i % 4 == 3 else 4.0
+        offset = (rng.uniform(-8, 8), rng.uniform(-8, 8)) if i % 2 else (0.0, 0.0)
+        heading = rng.uniform(0, 360)
+        a = math.radians(heading)
+        fx, fy = (v / MM_PER_IN for v in offset)
+        mx = x + fx * math.cos(a) - fy * math.sin(a)
+        my = y + fx * math.sin(a) + fy * math.cos(a)
+        marker = first_id + i
+        entry = RosterModel(
+            id=f"m{marker}",
+            side="a" if i % 2 else "b",
+            base=RoundBase(shape="round", diameter_mm=32),
+            movement=6,
+            marker=marker,
+            marker_size_mm=size,
+            marker_height_mm=height,
+            marker_offset_mm=offset,
+        )
+        placed = PlacedMarker(
+            marker, size, mx, my, height / MM_PER_IN, heading, dictionary_id(DICTIONARY)
+        )
+        out.append((entry, placed))
+    return out
+
+
+def _pairs(placed: list[PlacedMarker], pairs: int, rng: random.Random) -> list[tuple[int, int]]:
+    """Up to ``pairs`` pairs of models 3-9 in apart (by marker id): they swap places, so
+    every card stands clear of the others in either state."""
+    where = {m.id: (m.x_in, m.y_in) for m in placed}
+    out: list[tuple[int, int]] = []
+    taken: set[int] = set()
+    for m in rng.sample(placed, len(placed)):
+        if len(out) == pairs:
+            break
+        if m.id in taken:
+            continue
+        partners = [
+            k
+            for k, xy in where.items()
+            if k != m.id and k not in taken and 3.0 <= math.dist(xy, where[m.id]) <= 9.0
+        ]
+        if partners:
+            other = rng.choice(partners)
+            out.append((m.id, other))
+            taken |= {m.id, other}
+    return out
+
+
+def make_footage(
+    directory: Path,
+    size: tuple[int, int] = (1920, 1080),
+    distinct: int = 24,
+    hold: int = 12,
+    models: int = 40,
+    movers: int = 6,
+    marker_mm: Sequence[float] = (25.0, 30.0, 35.0),
+    anchor_mm: float = 40.0,
+    camera: PinholeCamera | None = None,
+    quality: int = 90,
+    seed: int = 5,
+) -> Footage:
+    """Render a clip of ``2 * hold`` frames and write it to ``directory`` as MJPG in .avi.
+
+    ``movers`` models (in pairs) swap places and back, each pair ``hold`` frames in each
+    place; the pairs take turns, so their moves settle on different frames. Frames that
+    show the same places share up to ``distinct`` renders in all, cycled. ``hold`` must
+    outlast the tracker's settling time (10 frames at 30 fps) for the moves to be judged.
+    ``camera`` defaults to ``vision.evaluate``'s at ``size``.
+    """
+    width, height = size
+    camera = camera or scene_camera(width, height)
+    table = table_spec(anchor_mm)
+    rng = random.Random(seed)
+    layout = _layout(models, rng, marker_mm, first_id=len(table.anchors))
+    dict_id = dictionary_id(DICTIONARY)
+    anchors = [
+        PlacedMarker(a.id, a.size_mm, a.x_in, a.y_in, 0.0, a.heading, dict_id)
+        for a in table.anchors
+    ]
+    placed = [p for _, p in layout]
+    where = {p.id: (p.x_in, p.y_in) for p in placed}
+    pairs = _pairs(placed, movers // 2, rng)
+    length = 2 * hold
+    offsets = [j * length // len(pairs) for j in range(len(pairs))]
+    # which pairs stand swapped in each frame of the clip
+    states = [tuple((f - o) % length >= hold for o in offsets) for f in range(length)]
+    per_state = max(1, distinct // len(set(states)))
+    last = {state: f for f, state in enumerate(states)}
+    renders: dict[tuple[bool, ...], list[np.ndarray]] = {}
+    used: dict[tuple[bool, ...], int] = {}
+    path = Path(directory) / f"table-{height}p.avi"
+    writer = cv2.VideoWriter(
+        str(path),
+        cv2.CAP_OPENCV_MJPEG,
+        cv2.VideoWriter_fourcc(*"MJPG"),  # type: ignore[attr-defined]
+        CAMERA_FPS,
+        (width, height),
+        [cv2.VIDEOWRITER_PROP_QUALITY, quality],
+    )
+    if not writer.isOpened():
+        raise OSError(f"{path}: OpenCV cannot write MJPG video here")
+    rendered = 0
+    jitter = 0.004
+    for f, state in enumerate(states):
+        shots = renders.setdefault(state, [])
+        k = used.get(state, 0) % per_state
+        used[state] = used.get(state, 0) + 1
+        if k == len(shots):
+            now = dict(where)
+            for (a, b), swapped in zip(pairs, state, strict=True):
+                if swapped:
+                    now[a], now[b] = where[b], where[a]
+            markers = [
+                PlacedMarker(
+                    p.id,
+                    p.size_mm,
+                    now[p.id][0] + rng.uniform(-jitter, jitter),
+                    now[p.id][1] + rng.uniform(-jitter, jitter),
+                    p.z_in,
+                    p.heading_deg,
+                    p.dictionary,
+                )
+                for p in placed
+            ]
+            shot = Shot(seed=seed * 1000 + rendered, jpeg_quality=None)
+            shots.append(render_table(camera, TABLE_IN, anchors + markers, shot=shot))
+            rendered += 1
+        writer.write(shots[k])
+        if last[state] == f:
+            del renders[state]  # not shown again
+    writer.release()
+    lens = CameraModel((width, height), camera.camera_matrix, camera.dist_coeffs)
+    ids = {p.id: e.id for e, p in layout}
+    return Footage(
+        path=path,
+        size=(width, height),
+        length=length,
+        distinct=rendered,
+        table=table,
+        roster=[e for e, _ in layout],
+        camera=lens,
+        markers=len(anchors) + len(placed),
+        movers=tuple(ids[m] for pair in pairs for m in pair),
+    )
+
+
+class _Video:
+    """A video file read on and on: at its end it starts again."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.capture = cv2.VideoCapture(str(path))
+        if not self.capture.isOpened():
+            raise OSError(f"{path}: not a video OpenCV can read")
+
+    def read(self) -> np.ndarray:
+        ok, image = self.capture.read()
+        if not ok:
+            self.capture.set(cv2.CAP_PROP_POS_FRAMES, 0)
+            ok, image = self.capture.read()
+            if not ok:
+                raise OSError(f"{self.path}: no frame could be decoded")
+        return np.asarray(image)
+
+    def close(self) -> None:
+        self.capture.release()
+
+
+@dataclass
+class _Segment:
+    """One loop's figures over one round."""
+
+    frames: int = 0
+    elapsed_s: float = 0.0
+    #: CPU time of the whole process (every thread) over the loop.
+    cpu_s: float = 0.0
+    #: Per frame: time from one frame's results to the next (the first from the start).
+    frame_s: list[float] = field(default_factory=list)
+    latency_s: list[float] = field(default_factory=list)
+    stages_s: dict[str, list[float]] = field(default_factory=dict)
+    markers: list[int] = field(default_factory=list)
+    dropped: int = 0
+    arrivals: int = 0
+
+    def stage(self, name: str, seconds: float) -> None:
+        self.stages_s.setdefault(name, []).append(seconds)
+
+    @property
+    def fps(self) -> float:
+        return self.frames / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+
+class _StageClock:
+    """Seconds spent in each stage of ``Pipeline.process``, for the frame in hand."""
+
+    def __init__(self) -> None:
+        self.spent: dict[str, float] = {}
+        self.markers = 0
+
+    def timed(self, stage: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def clocked(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                result = fn(*args, **kwargs)
+            finally:
+                self.spent[stage] = self.spent.get(stage, 0.0) + time.perf_counter() - t0
+            if stage == "detect":
+                self.markers = len(result)
+            return result
+
+        return clocked
+
+
+@contextmanager
+def _clocked(pipeline: Pipeline, clock: _StageClock) -> Iterator[None]:
+    """Time the stages of ``pipeline.process`` in place: its detector and tracker, and
+    the pose solve and ``locate`` it calls (all restored afterwards)."""
+    pose_class, locate = pipeline_module.TablePose, pipeline_module.locate
+    timed = {
+        "TablePose": SimpleNamespace(solve=clock.timed("pose", pose_class.solve)),
+        "locate": clock.timed("map", locate),
+    }
+    setattr(pipeline.detector, "detect", clock.timed("detect", pipeline.detector.detect))  # noqa: B010
+    setattr(pipeline.tracker, "update", clock.timed("track", pipeline.tracker.update))  # noqa: B010
+    for name, stand_in in timed.items():
+        setattr(pipeline_module, name, stand_in)
+    try:
+        yield
+    finally:
+        del pipeline.detector.detect
+        del pipeline.tracker.update
+        setattr(pipeline_module, "TablePose", pose_class)  # noqa: B010
+        setattr(pipeline_module, "locate", locate)  # noqa: B010
+
+
+def _frame(image: np.ndarray, index: int) -> Frame:
+    return Frame(image, index / CAMERA_FPS, index)
+
+
+def _baseline(video: _Video, count: int, detector: Any) -> _Segment:
+    """Decode and ``detectMarkers``, one frame after the other."""
+    seg = _Segment(frames=count)
+    cpu_start = time.process_time()
+    t_start = last = time.perf_counter()
+    for _ in range(count):
+        t0 = time.perf_counter()
+        image = video.read()
+        t1 = time.perf_counter()
+        _, ids, _ = detector.detectMarkers(image)
+        t2 = time.perf_counter()
+        seg.frame_s.append(t2 - last)
+        seg.latency_s.append(t2 - t1)
+        seg.stage("decode", t1 - t0)
+        seg.stage("detect", t2 - t1)
+        seg.markers.append(0 if ids is None else len(ids))
+        last = t2
+    seg.elapsed_s = time.perf_counter() - t_start
+    seg.cpu_s = time.process_time() - cpu_start
+    return seg
+
+
+def _pipeline(
+    video: _Video, start: int, count: int, pipeline: Pipeline, record: Record | None
+) -> _Segment:
+    """Decode, ``Pipeline.process`` and ``record``, one frame after the other, each stage
+    of ``process`` timed."""
+    seg = _Segment(frames=count)
+    clock = _StageClock()
+    with _clocked(pipeline, clock):
+        cpu_start = time.process_time()
+        t_start = last = time.perf_counter()
+        for k in range(count):
+            clock.spent = {}
+            t0 = time.perf_counter()
+            frame = _frame(video.read(), start + k)
+            t1 = time.perf_counter()
+            events = pipeline.process(frame)
+            t2 = time.perf_counter()
+            if record is not None:
+                record(frame, events)
+            t3 = time.perf_counter()
+            seg.frame_s.append(t3 - last)
+            seg.latency_s.append(t3 - t1)
+            seg.stage("decode", t1 - t0)
+            for name in ("detect", "pose", "map", "track"):
+                seg.stage(name, clock.spent.get(name, 0.0))
+            seg.stage("judge+rest", (t2 - t1) - sum(clock.spent.values()))
+            seg.stage("record", t3 - t2)
+            seg.markers.append(clock.markers)
+            last = t3
+        seg.elapsed_s = time.perf_counter() - t_start
+        seg.cpu_s = time.process_time() - cpu_start
+    return seg
+
+
+def _threaded(
+    video: _Video,
+    start: int,
+    count: int,
+    work: Callable[[Frame], int | None],
+    queue_size: int = 1,
+) -> _Segment:
+    """A reader thread decodes and hands frames over through a queue of ``queue_size``;
+    this thread runs ``work`` on each. A frame is handed over when it is decoded and the
+    queue has room: when the frame ``queue_size`` before it was taken."""
+    seg = _Segment(frames=count)
+    handover: queue.Queue[tuple[Frame, float] | None] = queue.Queue(maxsize=queue_size)
+    stop = threading.Event()
+    failed: list[BaseException] = []
+
+    def put(item: tuple[Frame, float] | None) -> None:
+        while not stop.is_set():
+            try:
+                handover.put(item, timeout=0.05)
+                return
+            except queue.Full:
+                continue
+
+    def read() -> None:
+        try:
+            for k in range(count):
+                image = video.read()
+                put((_frame(image, start + k), time.perf_counter()))
+        except BaseException as exc:  # handed to the consumer, raised there
+            failed.append(exc)
+            put(None)
+
+    taken: list[float] = []
+    reader = threading.Thread(target=read, name="throughput reader", daemon=True)
+    cpu_start = time.process_time()
+    t_start = last = time.perf_counter()
+    reader.start()
+    try:
+        for k in range(count):
+            item = handover.get()
+            if item is None:
+                raise failed[0]
+            frame, decoded = item
+            taken.append(time.perf_counter())
+            found = work(frame)
+            done = time.perf_counter()
+            if found is not None:
+                seg.markers.append(found)
+            handed = max(decoded, taken[k - queue_size]) if k >= queue_size else decoded
+            seg.latency_s.append(done - handed)
+            seg.frame_s.append(done - last)
+            last = done
+        seg.elapsed_s = time.perf_counter() - t_start
+        seg.cpu_s = time.process_time() - cpu_start
+    finally:
+        stop.set()
+        reader.join()
+    return seg
+
+
+def _live(
+    video: _Video,
+    start: int,
+    count: int,
+    work: Callable[[Frame], int | None],
+    fps: float = CAMERA_FPS,
+) -> _Segment:
+    """Frames handed over at ``fps`` as a camera delivers them, the newest only (as
+    ``LiveSource`` keeps them): a frame not yet taken when the next arrives is dropped."""
+    seg = _Segment()
+    cond = threading.Condition()
+    slot: list[tuple[Frame, float]] = []
+    finished = threading.Event()
+    stop = threading.Event()
+    failed: list[BaseException] = []
+
+    def read() -> None:
+        t0 = time.perf_counter()
+        try:
+            for k in range(count):
+                image = video.read()
+                if stop.wait(max(0.0, t0 + k / fps - time.perf_counter())):
+                    break
+                with cond:
+                    if slot:
+                        slot.clear()
+                        seg.dropped += 1
+                    slot.append((_frame(image, start + k), time.perf_counter()))
+                    seg.arrivals += 1
+                    cond.notify_all()
+        except BaseException as exc:  # raised by the consumer
+            failed.append(exc)
+        finally:
+            with cond:
+                finished.set()
+                cond.notify_all()
+
+    reader = threading.Thread(target=read, name="throughput camera", daemon=True)
+    cpu_start = time.process_time()
+    t_start = time.perf_counter()
+    reader.start()
+    try:
+        while True:
+            with cond:
+                cond.wait_for(lambda: bool(slot) or finished.is_set())
+                if not slot:
+                    break
+                frame, arrived = slot.pop()
+            found = work(frame)
+            seg.latency_s.append(time.perf_counter() - arrived)
+            if found is not None:
+                seg.markers.append(found)
+            seg.frames += 1
+        seg.elapsed_s = time.perf_counter() - t_start
+        seg.cpu_s = time.process_time() - cpu_start
+    finally:
+        stop.set()
+        reader.join()
+    if failed:
+        raise failed[0]
+    return seg
+
+
+@dataclass(frozen=True)
+class Row:
+    """One loop at one resolution: what it did and how fast."""
+
+    resolution: str
+    loop: str
+    frames: int
+    fps: float
+    #: Milliseconds from one frame's results to the next.
+    p50_ms: float
+    p95_ms: float
+    #: CPU milliseconds per frame, all threads (what the frame costs, whatever else runs).
+    cpu_ms: float = math.nan
+    #: fps over the sequential baseline's, and over the baseline that decodes the same
+    #: way (median over rounds).
+    ratio: float | None = None
+    ratio_same: float | None = None
+    goal: str = ""
+    #: A frame handed over to its events: p50 and p95.
+    latency_ms: tuple[float, float] | None = None
+    latency_goal: str = ""
+    #: Mean milliseconds per frame in each stage.
+    stages_ms: dict[str, float] = field(default_factory=dict)
+    #: Fewest and most markers found in a frame (where the loop counts them).
+    markers: tuple[int, int] | None = None
+    models_seen: int = 0
+    moves_judged: int = 0
+    events: int = 0
+    dropped: int = 0
+    #: Whether a ``record`` hook ran in this loop.
+    recorded: bool = False
+    note: str = ""
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+
+def _session(footage: Footage) -> tuple[Pipeline, Session]:
+    """A pipeline whose session is in a movement phase from the first frame."""
+    session = Session(
+        load_ruleset("necromunda"),
+        Table(*TABLE_IN),
+        {m.id: profile(m) for m in footage.roster},
+    )
+    session.start_phase(0.0, 0)
+    return Pipeline(footage.table, footage.roster, session, footage.camera), session
+
+
+def _goal_text(fps: float, ratio: float, height: int) -> str:
+    parts = []
+    goal = FPS_GOALS.get(height)
+    if goal is not None:
+        parts.append(f">= {goal:g} fps: " + ("met" if fps >= goal else "MISSED"))
+    parts.append(f">= {SHARE_GOAL:g} x base: " + ("met" if ratio >= SHARE_GOAL else "MISSED"))
+    return "; ".join(parts)
+
+
+def _latency_goal(p95_ms: float) -> str:
+    """The goal in periods of the camera."""
+    limit = LATENCY_GOAL_PERIODS * 1000 / CAMERA_FPS
+    return f"p95 < {limit:.0f} ms: " + ("met" if p95_ms < limit else "MISSED")
+
+
+def _count(events: list[Event], kind: str) -> int:
+    return sum(1 for e in events if e.kind == kind)
+
+
+def measure(
+    footage: Footage,
+    frames: int,
+    rounds: int = 3,
+    live_frames: int = 60,
+    record: Record | None = None,
+) -> list[Row]:
+    """Time the four loops on ``footage`` (``frames`` each, rounded up to a multiple of
+    ``rounds``) in interleaved rounds, then the live camera (``live_frames``; none when
+    0). Each pipeline loop has its own pipeline and session, kept from round to round."""
+    per_round = max(1, math.ceil(frames / rounds))
+    raw = cv2.aruco.ArucoDetector(
+        cv2.aruco.getPredefinedDictionary(dictionary_id(footage.table.table.dictionary)),
+        cv2.aruco.DetectorParameters(),
+    )
+
+    def detect_only(frame: Frame) -> int:
+        _, ids, _ = raw.detectMarkers(frame.image)
+        return 0 if ids is None else len(ids)
+
+    def processing(pipeline: Pipeline) -> Callable[[Frame], None]:
+        def process(frame: Frame) -> None:
+            events = pipeline.process(frame)
+            if record is not None:
+                record(frame, events)
+
+        return process
+
+    sessions = {name: _session(footage) for name in (PIPELINE, PIPELINE_THREADED, LIVE)}
+    seq_pipeline = sessions[PIPELINE][0]
+    threaded = processing(sessions[PIPELINE_THREADED][0])
+
+    # Warm up: first calls into OpenCV and the rules core, on a pipeline not measured.
+    video = _Video(footage.path)
+    warm, _ = _session(footage)
+    for k in range(2):
+        image = video.read()
+        raw.detectMarkers(image)
+        warm.process(_frame(image, k))
+    video.close()
+
+    loops: dict[str, list[_Segment]] = {
+        BASELINE: [],
+        PIPELINE: [],
+        BASELINE_THREADED: [],
+        PIPELINE_THREADED: [],
+    }
+    # Each loop reads its own copy of the clip on from where its last round stopped.
+    videos = {name: _Video(footage.path) for name in loops}
+    try:
+        for r in range(rounds):
+            start = r * per_round
+            for name in list(loops) if r % 2 == 0 else reversed(list(loops)):
+                video = videos[name]
+                if name == BASELINE:
+                    seg = _baseline(video, per_round, raw)
+                elif name == PIPELINE:
+                    seg = _pipeline(video, start, per_round, seq_pipeline, record)
+                elif name == BASELINE_THREADED:
+                    seg = _threaded(video, start, per_round, detect_only)
+                else:
+                    seg = _threaded(video, start, per_round, threaded)
+                loops[name].append(seg)
+    finally:
+        for video in videos.values():
+            video.close()
+
+    rows = []
+    for name, segs in loops.items():
+        same = loops[BASELINE_THREADED if "threaded" in name else BASELINE]
+        fps = sum(s.frames for s in segs) / sum(s.elapsed_s for s in segs)
+        ratio = statistics.median(s.fps / b.fps for s, b in zip(segs, loops[BASELINE], strict=True))
+        frame_ms = [1000 * v for s in segs for v in s.frame_s]
+        latency = [1000 * v for s in segs for v in s.latency_s]
+        markers = [m for s in segs for m in s.markers]
+        session = sessions[name][1] if name in sessions else None
+        lat = (statistics.median(latency), _percentile(latency, 0.95))
+        shown = name in (PIPELINE, PIPELINE_THREADED)
+        rows.append(
+            Row(
+                resolution=footage.label,
+                loop=name,
+                frames=sum(s.frames for s in segs),
+                fps=fps,
+                p50_ms=statistics.median(frame_ms),
+                p95_ms=_percentile(frame_ms, 0.95),
+                cpu_ms=1000 * sum(s.cpu_s for s in segs) / sum(s.frames for s in segs),
+                ratio=ratio,
+                ratio_same=statistics.median(
+                    s.fps / b.fps for s, b in zip(segs, same, strict=True)
+                ),
+                goal=_goal_text(fps, ratio, footage.size[1]) if session else "",
+                latency_ms=lat if shown else None,
+                latency_goal=_latency_goal(lat[1]) if shown else "",
+                stages_ms={
+                    stage: 1000 * statistics.fmean(v for s in segs for v in s.stages_s[stage])
+                    for stage in STAGES
+                    if stage in segs[0].stages_s
+                },
+                markers=(min(markers), max(markers)) if markers else None,
+                models_seen=len(session.poses) if session else 0,
+                moves_judged=_count(session.events, "model_moved") if session else 0,
+                events=len(session.events) if session else 0,
+                recorded=record is not None and session is not None,
+                note=(
+                    f"{footage.length}-frame clip ({footage.distinct} distinct renders), "
+                    f"{footage.markers} markers placed, "
+                    f"{footage.bytes_per_frame / 1024:.0f} KiB/frame MJPG"
+                    if name == BASELINE
+                    else ""
+                ),
+            )
+        )
+    if live_frames > 0:
+        video = _Video(footage.path)
+        try:
+            seg = _live(video, 0, live_frames, processing(sessions[LIVE][0]))
+        finally:
+            video.close()
+        latency = [1000 * v for v in seg.latency_s]
+        session = sessions[LIVE][1]
+        rows.append(
+            Row(
+                resolution=footage.label,
+                loop=LIVE,
+                frames=seg.frames,
+                fps=seg.fps,
+                p50_ms=math.nan,
+                p95_ms=math.nan,
+                latency_ms=(statistics.median(latency), _percentile(latency, 0.95)),
+                latency_goal=_latency_goal(_percentile(latency, 0.95)),
+                models_seen=len(session.poses),
+                moves_judged=_count(session.events, "model_moved"),
+                events=len(session.events),
+                dropped=seg.dropped,
+                recorded=record is not None,
+                note=f"{seg.arrivals} frames arrived, {seg.dropped} dropped",
+            )
+        )
+    return rows
+
+
+def run(
+    sizes: Sequence[tuple[int, int]] = ((1920, 1080), (3840, 2160)),
+    frames: dict[int, int] | None = None,
+    rounds: int = 3,
+    live_frames: int = 45,
+    record: Record | None = None,
+) -> list[Row]:
+    """Render the footage into a temporary folder and time every loop at every size;
+    ``frames`` per loop by image height (default ``FRAMES``)."""
+    frames = {**FRAMES, **(frames or {})}
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="tablesight-throughput-") as folder:
+        for size in sizes:
+            footage = make_footage(Path(folder), size, distinct=DISTINCT.get(size[1], 24))
+            rows += measure(footage, frames.get(size[1], 96), rounds, live_frames, record)
+    return rows
+
+
+def report(rows: list[Row]) -> str:
+    """The figures as plain-text tables: fps, latency, where the time goes, sessions."""
+    recorded = any(r.recorded for r in rows)
+    lines = [
+        f"Whole pipeline on MJPG video: {cv2.getNumberOfCPUs()} cores, OpenCV "
+        f"{cv2.__version__} with {cv2.getNumThreads()} threads. Each loop is timed in "
+        "rounds interleaved with the baselines.",
+        "record: "
+        + (
+            "a hook was given; its time is in the pipeline figures"
+            if recorded
+            else "none; the per-frame hook `record` was not given, so recording is not in "
+            "these figures"
+        ),
+    ]
+    lines += [f"{r.resolution}: {r.note}" for r in rows if r.loop == BASELINE and r.note]
+    lines += [
+        "",
+        f"{'res':<7}{'loop':<34}{'frames':>7}{'fps':>8}{'p50 ms':>8}{'p95 ms':>8}"
+        f"{'x base':>8}{'x same':>8}{'cpu ms':>8}  goal",
+    ]
+    for r in rows:
+        if r.loop == LIVE:
+            continue
+        ratio = f"{r.ratio:>8.2f}" if r.ratio is not None else " " * 8
+        same = f"{r.ratio_same:>8.2f}" if r.ratio_same is not None else " " * 8
+        lines.append(
+            f"{r.resolution:<7}{r.loop:<34}{r.frames:>7}{r.fps:>8.1f}{r.p50_ms:>8.1f}"
+            f"{r.p95_ms:>8.1f}{ratio}{same}{r.cpu_ms:>8.1f}  {r.goal}"
+        )
+    lines += [
+        "ms: from one frame's results to the next. x base: fps over the sequential "
+        "baseline's, x same: over the baseline",
+        "that decodes the same way (medians over rounds). cpu ms: CPU time per frame, all "
+        "threads. The pipeline's fps",
+        "is the threaded-decode row.",
+        "",
+        "Latency, frame handed over -> its events, in ms and in frame periods (of a 30 fps "
+        "camera; of the pipeline's own rate)",
+        f"{'res':<7}{'loop':<34}{'frames':>7}{'p50 ms':>8}{'p95 ms':>8}"
+        f"{'p50 cam':>9}{'p95 cam':>9}{'p50 own':>9}{'p95 own':>9}  goal",
+    ]
+    camera_ms = 1000 / CAMERA_FPS
+    own = {r.resolution: 1000 / r.fps for r in rows if r.loop == PIPELINE_THREADED and r.fps}
+    for r in rows:
+        if r.latency_ms is None:
+            continue
+        p50, p95 = r.latency_ms
+        own_ms = own.get(r.resolution, math.nan)
+        lines.append(
+            f"{r.resolution:<7}{r.loop:<34}{r.frames:>7}{p50:>8.1f}{p95:>8.1f}"
+            f"{p50 / camera_ms:>9.2f}{p95 / camera_ms:>9.2f}{p50 / own_ms:>9.2f}"
+            f"{p95 / own_ms:>9.2f}  {r.latency_goal}" + (f" ({r.note})" if r.loop == LIVE else "")
+        )
+    lines += [
+        "Threaded decode: the file is read as fast as it decodes, so each frame also waits "
+        "for the one before it.",
+        "Live camera: a frame handed over every 33.3 ms, the newest only (as LiveSource "
+        "keeps them).",
+        "",
+        "Where the time goes, mean ms per frame (sequential loops)",
+        f"{'res':<7}{'loop':<34}" + "".join(f"{s:>11}" for s in STAGES) + f"{'total':>8}",
+    ]
+    for r in rows:
+        if not r.stages_ms:
+            continue
+        cells = "".join(
+            f"{r.stages_ms[s]:>11.2f}" if s in r.stages_ms else " " * 11 for s in STAGES
+        )
+        lines.append(f"{r.resolution:<7}{r.loop:<34}{cells}{sum(r.stages_ms.values()):>8.2f}")
+    lines += [
+        "detect: the baseline's is detectMarkers with OpenCV's defaults; the pipeline's is "
+        "grey conversion, detectMarkers",
+        "with the project's settings and the cell check. judge+rest: sightings, the "
+        "session's judgements, the rest of process.",
+        "",
+        "What each loop saw (sessions in a movement phase from the first frame)",
+    ]
+    for r in rows:
+        seen = (
+            [] if r.markers is None else [f"markers found per frame {r.markers[0]}-{r.markers[1]}"]
+        )
+        if r.loop in (PIPELINE, PIPELINE_THREADED, LIVE):
+            seen = [
+                f"{r.models_seen} models seen, {r.moves_judged} moves judged, {r.events} events",
+                *seen,
+            ]
+        lines.append(f"{r.resolution:<7}{r.loop:<34}" + "; ".join(seen))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m vision.throughput", description=(__doc__ or "").splitlines()[0]
+    )
+    parser.add_argument("--threads", type=int, help="cv2.setNumThreads for the run")
+    parser.add_argument(
+        "--frames",
+        action="append",
+        default=[],
+        metavar="HEIGHT=N",
+        help=f"frames per loop at an image height (default {FRAMES})",
+    )
+    args = parser.parse_args()
+    if args.threads is not None:
+        cv2.setNumThreads(args.threads)
+    counts = {int(h): int(n) for h, n in (item.split("=") for item in args.frames)}
+    started = time.perf_counter()
+    print(report(run(frames=counts)))
+    print(f"\n(this run took {time.perf_counter() - started:.0f} s)")
