@@ -96,6 +96,26 @@ class Setup:
 Listener = Callable[[Event], None]
 
 
+def check_declaration(
+    session: Session, model: str, action: str | None, target: str | None, roll: int | None
+) -> None:
+    """An :class:`InputError` naming the field when a declaration cannot be taken: an
+    unknown model, action or target, or a roll off the action's die."""
+    models = set(session.models)
+    if model not in models:
+        raise InputError(f"model: unknown model {model!r}; the roster has: {sorted(models)}")
+    actions = session.ruleset.actions
+    if action is not None and action not in actions:
+        raise InputError(f"action: {session.ruleset.no_such_action(action)}")
+    if target is not None and (target not in models or target == model):
+        raise InputError(f"target: expected another model of the roster, got {target!r}")
+    declared = session.declarations.get(model)
+    name = action or (declared.action if declared else "move")
+    sides = actions[name].roll_sides if name in actions else 6
+    if roll is not None and not 1 <= roll <= sides:
+        raise InputError(f"roll: expected 1 to {sides} for {name}, got {roll}")
+
+
 class Game:
     """One game: frames in, events out, and the controls the players use.
 
@@ -328,20 +348,8 @@ class Game:
         roll: int | None = None,
     ) -> list[Event]:
         """A model's declaration, checked against the roster and the game's actions."""
-        models = {m.id for m in self.setup.roster}
-        if model not in models:
-            raise InputError(f"model: unknown model {model!r}; the roster has: {sorted(models)}")
-        actions = self.setup.ruleset.actions
-        if action is not None and action not in actions:
-            raise InputError(f"action: {self.setup.ruleset.no_such_action(action)}")
-        if target is not None and (target not in models or target == model):
-            raise InputError(f"target: expected another model of the roster, got {target!r}")
         with self.lock:
-            declared = self.session.declarations.get(model)
-            name = action or (declared.action if declared else "move")
-            sides = actions[name].roll_sides if name in actions else 6
-            if roll is not None and not 1 <= roll <= sides:
-                raise InputError(f"roll: expected 1 to {sides} for {name}, got {roll}")
+            check_declaration(self.session, model, action, target, roll)
             events = self.session.declare(*self._now(), model, action, target, roll)
             if self.recorder is not None:
                 self.recorder.declaration(*self._now(), model, action, target, roll)

@@ -74,6 +74,7 @@ from rules.referee import referee_for
 from rules.session import FLAG_KINDS, Event, Session
 from rules.verdict import MoveReport
 from vision.aruco import MarkerDetector
+from vision.live import check_declaration
 from vision.record import FrameRow, Match
 
 log = logging.getLogger("tablesight.replay")
@@ -557,20 +558,8 @@ class Replay:
     ) -> list[Event]:
         """Judge the match again with this declaration made at the moment shown; saves and
         shows the new revision. Returns the events the declaration itself caused."""
-        models = set(self.session.models)
-        if model not in models:
-            raise InputError(f"model: unknown model {model!r}; the roster has: {sorted(models)}")
-        actions = self.setup.ruleset.actions
-        if action is not None and action not in actions:
-            raise InputError(f"action: {self.setup.ruleset.no_such_action(action)}")
-        if target is not None and (target not in models or target == model):
-            raise InputError(f"target: expected another model of the roster, got {target!r}")
         with self.lock:
-            declared = self.session.declarations.get(model)
-            name = action or (declared.action if declared else "move")
-            sides = actions[name].roll_sides if name in actions else 6
-            if roll is not None and not 1 <= roll <= sides:
-                raise InputError(f"roll: expected 1 to {sides} for {name}, got {roll}")
+            check_declaration(self.session, model, action, target, roll)
             frame = self.frame
             assert frame is not None
             args = {
