@@ -86,14 +86,7 @@
   async function hover(id) {
     const info = await act(TS.get(`/api/models/${encodeURIComponent(id)}`));
     if (!info) return;
-    const m = info.model;
-    const rows = info.near.map((n) =>
-      `<tr><td>${n.model}</td><td>${TS.num(n.distance_in)} in +/- ${TS.num(n.uncertainty_in)}</td></tr>`);
-    const move = m.move ? `moved ${TS.num(m.move.shortest_in)} in of ${TS.num(m.move.allowance_in)} ` +
-      `(straight ${TS.num(m.move.straight_in)})` : "";
-    $("info").innerHTML = `<h2>${m.id}</h2><div>${m.side}, unit ${m.unit}, M ${m.movement_in} in, ` +
-      `${m.base.shape} ${m.base.length_mm}x${m.base.width_mm} mm ${m.keywords.join(" ")}</div>` +
-      `<div>${move}</div><table data-testid="near">${rows.join("")}</table>`;
+    $("info").innerHTML = TS.modelCard(info);
   }
 
   async function clickModel(id) {
@@ -113,8 +106,7 @@
     measuring = null;
     $("measure-button").classList.remove("active");
     if (!out) return;
-    const to = Array.isArray(out.to) ? `(${TS.num(out.to[0])}, ${TS.num(out.to[1])})` : out.to;
-    $("measure").textContent = `${out.from} to ${to}: ${TS.num(out.distance_in)} in +/- ${TS.num(out.uncertainty_in)}`;
+    $("measure").textContent = TS.measureText(out);
   }
 
   // a click on the map's empty table: a point in inches (the map is drawn in inches)

@@ -194,5 +194,24 @@ const TS = (() => {
     return data;
   }
 
-  return { option, sideColours, projector, draw, connect, post, get, num, flagLabel, el, pathOf };
+  // The card shown for a model: its profile, its move, and its distances to those near it.
+  function modelCard(info) {
+    const m = info.model;
+    const rows = info.near.map((n) =>
+      `<tr><td>${n.model}</td><td>${num(n.distance_in)} in +/- ${num(n.uncertainty_in)}</td></tr>`);
+    const move = m.move ? `moved ${num(m.move.shortest_in)} in of ${num(m.move.allowance_in)} ` +
+      `(straight ${num(m.move.straight_in)})` : "";
+    return `<h2>${m.id}</h2><div>${m.side}, unit ${m.unit}, M ${m.movement_in} in, ` +
+      `${m.base.shape} ${m.base.length_mm}x${m.base.width_mm} mm ${m.keywords.join(" ")}</div>` +
+      `<div>${move}</div><table data-testid="near">${rows.join("")}</table>`;
+  }
+
+  // "ganger to brute: 15.40 in +/- 0.01" (or to a point "(20.00, 10.00)")
+  function measureText(out) {
+    const to = Array.isArray(out.to) ? `(${num(out.to[0])}, ${num(out.to[1])})` : out.to;
+    return `${out.from} to ${to}: ${num(out.distance_in)} in +/- ${num(out.uncertainty_in)}`;
+  }
+
+  return { option, sideColours, projector, draw, connect, post, get, num, flagLabel, el, pathOf,
+           modelCard, measureText };
 })();
