@@ -629,45 +629,35 @@ def replay(match: Path, port: int, no_browser: bool) -> None:
     stood then; re-judge with a declaration changed (saved in the file as a new revision
     of the events). Served on 127.0.0.1; Ctrl-C stops.
     """
+    import time
     import webbrowser
-
-    from waitress.server import create_server
 
     from rules.errors import InputError
     from vision.replay import Replay
-    from webui.app import create_app
-    from webui.serve import THREADS
+    from webui.serve import Server
 
     try:
         opened = Replay(match)
     except InputError as exc:
         fail(str(exc))
     try:
-        server = create_server(
-            create_app(opened, replay=opened),
-            host="127.0.0.1",
-            port=port,
-            threads=THREADS,
-            ident="TableSight",
-        )
+        server = Server(opened, "127.0.0.1", port, replay=True)
     except OSError as exc:
         opened.close()
         fail(f"--port: cannot listen on 127.0.0.1:{port}: {exc.strerror}")
-    url = f"http://127.0.0.1:{server.effective_port}/replay"  # type: ignore[union-attr]
+    url = server.url + "replay"
     click.echo(f"replay: {url}", err=True)
     if not no_browser:
         webbrowser.open(url)
-    web = threading.Thread(target=server.run, name="web", daemon=True)
-    web.start()
+    server.start()
     try:
-        while web.is_alive():
-            web.join(0.5)
+        while server.running():
+            time.sleep(0.5)
     except KeyboardInterrupt:
         pass
     finally:
         opened.stop()  # open streams end; then the server waits for its threads
         server.close()
-        server.task_dispatcher.shutdown(timeout=3)  # type: ignore[union-attr]
         opened.close()
 
 
