@@ -176,6 +176,21 @@ class TablePose:
         s = (np.broadcast_to(z_in, (len(pixels),)) - c[2]) / d[:, 2]
         return np.asarray(c[None, :2] + s[:, None] * d[:, :2])
 
+    def for_views(self, image_size: tuple[int, int]) -> dict[str, object]:
+        """This mapping as plain JSON values for views to draw with (table inches at z = 0
+        to pixels): a pinhole camera with OpenCV's distortion, or a homography."""
+        out: dict[str, object] = {"image_size": [int(image_size[0]), int(image_size[1])]}
+        if self.camera is not None and self.rvec is not None and self.tvec is not None:
+            rotation, _ = cv2.Rodrigues(self.rvec)
+            out["rotation"] = rotation.tolist()
+            out["translation"] = self.tvec.reshape(3).tolist()
+            out["camera_matrix"] = self.camera.camera_matrix.tolist()
+            out["dist_coeffs"] = self.camera.dist_coeffs.reshape(-1).tolist()
+        else:
+            assert self.homography is not None
+            out["homography"] = self.homography.tolist()
+        return out
+
     def table_to_pixels(self, points: np.ndarray) -> np.ndarray:
         """Table points (N, 3) (or (N, 2) on the table) to distorted pixels (N, 2)."""
         points = np.asarray(points, dtype=float)

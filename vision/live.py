@@ -401,17 +401,7 @@ class Game:
         if pose is None or self.frame is None:
             return None
         h, w = self.frame.image.shape[:2]
-        out: dict[str, Any] = {"image_size": [w, h]}
-        if pose.camera is not None and pose.rvec is not None and pose.tvec is not None:
-            rotation, _ = cv2.Rodrigues(pose.rvec)
-            out["rotation"] = rotation.tolist()
-            out["translation"] = pose.tvec.reshape(3).tolist()
-            out["camera_matrix"] = pose.camera.camera_matrix.tolist()
-            out["dist_coeffs"] = pose.camera.dist_coeffs.reshape(-1).tolist()
-        else:
-            assert pose.homography is not None
-            out["homography"] = pose.homography.tolist()
-        return out
+        return pose.for_views((w, h))
 
     def events_since(self, first_id: int) -> list[Event]:
         with self.lock:

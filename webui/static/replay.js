@@ -12,7 +12,7 @@
   let info = null;      // the match: footage, revisions, roster, events of the revision shown
   let pos = null;       // where the replay stands: t, frame, prev_t, next_t, revision
   let state = null;     // the table at that moment, as the live view gets it
-  let selected = null, measuring = null;
+  let selected = null;
   let playing = null;   // {from, began} while playing
   let wanted = null, seeking = null;  // the newest time asked for; the seeks under way
   let dragging = false;  // the timeline's handle is held
@@ -125,7 +125,7 @@
     if (!dragging) timeline.value = pos.frame.t;
     keepTime();
 
-    const common = { ...opts, selected, onModel: clickModel, onHover: hover };
+    const common = { ...opts, selected, onModel: (id) => tool.click(id), onHover: (id) => tool.hover(id) };
     const cam = state.camera;
     if (info.video) {
       const src = `/replay/frame.jpg?t=${encodeURIComponent(pos.frame.t)}`;
@@ -264,46 +264,10 @@
 
   // -- models and measuring (as on the table view) ----------------------------------------
 
-  async function hover(id) {
-    const got = await act(TS.get(`/api/models/${encodeURIComponent(id)}`));
-    if (!got) return;
-    $("info").innerHTML = TS.modelCard(got);
-  }
-
-  async function clickModel(id) {
-    if (measuring !== null) {
-      if (measuring === "") { measuring = id; say(`measuring from ${id}: click a model or a point on the map`); return; }
-      const out = await act(TS.get(`/api/measure?a=${encodeURIComponent(measuring)}&b=${encodeURIComponent(id)}`));
-      showMeasure(out);
-      return;
-    }
-    selected = id;
-    $("model").value = id;
-    hover(id);
-    render();
-  }
-
-  function showMeasure(out) {
-    measuring = null;
-    $("measure-button").classList.remove("active");
-    if (!out) return;
-    $("measure").textContent = TS.measureText(out);
-  }
-
-  map.addEventListener("click", async (ev) => {
-    if (!measuring) return;
-    const pt = map.createSVGPoint();
-    pt.x = ev.clientX; pt.y = ev.clientY;
-    const p = pt.matrixTransform(map.getScreenCTM().inverse());
-    const y = state.table.depth_in - p.y;
-    showMeasure(await act(TS.get(`/api/measure?a=${encodeURIComponent(measuring)}&x=${p.x}&y=${y}`)));
+  const tool = TS.modelTool({
+    map, act, say, table: () => state.table,
+    select(id) { selected = id; $("model").value = id; render(); },
   });
-
-  function startMeasure() {
-    measuring = "";
-    $("measure-button").classList.add("active");
-    say("measure: click the first model");
-  }
 
   // -- controls ---------------------------------------------------------------------------
 
@@ -316,8 +280,7 @@
   for (const id of ["filter-model", "filter-unit", "filter-side", "filter-rule"]) {
     $(id).onchange = renderEvents;
   }
-  $("model").onchange = () => { selected = $("model").value; hover(selected); render(); };
-  $("measure-button").onclick = startMeasure;
+  $("model").onchange = () => { selected = $("model").value; tool.hover(selected); render(); };
   $("help-button").onclick = () => $("help").showModal();
   $("declare").onclick = () => {
     const body = { model: $("model").value, action: $("action").value };
@@ -341,9 +304,9 @@
     else if (key === "End") go(info.end_t);
     else if (key === " ") { if (playing) stop(); else play(); }
     else if (key === "?") { if ($("help").open) $("help").close(); else $("help").showModal(); }
-    else if (key === "t") startMeasure();
+    else if (key === "t") tool.start();
     else if (key === "Escape") {
-      measuring = null; selected = null; $("measure-button").classList.remove("active"); render();
+      tool.cancel(); selected = null; render();
       return;
     } else return;
     ev.preventDefault();

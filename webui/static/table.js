@@ -4,7 +4,7 @@
 (() => {
   const $ = (id) => document.getElementById(id);
   const overlay = $("overlay"), map = $("map");
-  let state = null, selected = null, measuring = null;
+  let state = null, selected = null;
   const opts = { zones: TS.option("zones"), links: TS.option("links"), labels: TS.option("labels"),
                  allReach: false };
 
@@ -39,7 +39,7 @@
       if (!s.actions.includes(chosen) && s.actions.includes("move")) $("action").value = "move";
     }
     if (document.activeElement !== $("target")) fill($("target"), ids, true, "none");
-    const common = { ...opts, selected, onModel: clickModel, onHover: hover };
+    const common = { ...opts, selected, onModel: (id) => tool.click(id), onHover: (id) => tool.hover(id) };
     const cam = state.camera;
     if (cam) {
       overlay.setAttribute("viewBox", `0 0 ${cam.image_size[0]} ${cam.image_size[1]}`);
@@ -83,48 +83,10 @@
     while ($("events").children.length > 200) $("events").lastChild.remove();
   }
 
-  async function hover(id) {
-    const info = await act(TS.get(`/api/models/${encodeURIComponent(id)}`));
-    if (!info) return;
-    $("info").innerHTML = TS.modelCard(info);
-  }
-
-  async function clickModel(id) {
-    if (measuring !== null) {
-      if (measuring === "") { measuring = id; say(`measuring from ${id}: click a model or a point on the map`); return; }
-      const out = await act(TS.get(`/api/measure?a=${encodeURIComponent(measuring)}&b=${encodeURIComponent(id)}`));
-      showMeasure(out);
-      return;
-    }
-    selected = id;
-    $("model").value = id;
-    hover(id);
-    render();
-  }
-
-  function showMeasure(out) {
-    measuring = null;
-    $("measure-button").classList.remove("active");
-    if (!out) return;
-    $("measure").textContent = TS.measureText(out);
-  }
-
-  // a click on the map's empty table: a point in inches (the map is drawn in inches)
-  map.addEventListener("click", async (ev) => {
-    if (!measuring) return;
-    const pt = map.createSVGPoint();
-    pt.x = ev.clientX; pt.y = ev.clientY;
-    const p = pt.matrixTransform(map.getScreenCTM().inverse());
-    const y = state.table.depth_in - p.y;
-    const out = await act(TS.get(`/api/measure?a=${encodeURIComponent(measuring)}&x=${p.x}&y=${y}`));
-    showMeasure(out);
+  const tool = TS.modelTool({
+    map, act, say, table: () => state.table,
+    select(id) { selected = id; $("model").value = id; render(); },
   });
-
-  function startMeasure() {
-    measuring = "";
-    $("measure-button").classList.add("active");
-    say("measure: click the first model");
-  }
 
   const phase = (action) => act(TS.post("/api/phase", { action }));
   $("start-phase").onclick = () => phase("start");
@@ -132,8 +94,7 @@
   $("next-turn").onclick = () => phase("next_turn");
   $("side").onchange = () => $("side").value &&
     act(TS.post("/api/phase", { action: "side", side: $("side").value }));
-  $("model").onchange = () => { selected = $("model").value; hover(selected); render(); };
-  $("measure-button").onclick = startMeasure;
+  $("model").onchange = () => { selected = $("model").value; tool.hover(selected); render(); };
   $("help-button").onclick = () => $("help").showModal();
   function declare() {
     const body = { model: $("model").value, action: $("action").value };
@@ -150,7 +111,7 @@
     else if (key === "m") phase("start");
     else if (key === "e") phase("end");
     else if (key === "n") phase("next_turn");
-    else if (key === "t") startMeasure();
+    else if (key === "t") tool.start();
     else if (key === "d") declare();
     else if (key === "s" && state) {
       const sides = state.session.sides;
@@ -159,7 +120,7 @@
     } else if ((key === "a" || key === "x") && state && state.flags.length) {
       const f = state.flags[state.flags.length - 1];
       act(TS.post(`/api/flags/${f.id}`, { decision: key === "a" ? "accept" : "dismiss" }));
-    } else if (key === "Escape") { measuring = null; selected = null; $("measure-button").classList.remove("active"); render(); }
+    } else if (key === "Escape") { tool.cancel(); selected = null; render(); }
   });
 
   TS.connect({

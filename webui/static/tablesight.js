@@ -212,6 +212,49 @@ const TS = (() => {
     return `${out.from} to ${to}: ${num(out.distance_in)} in +/- ${num(out.uncertainty_in)}`;
   }
 
+  // Clicking models: select one (its card shown), or measure edge to edge between two
+  // models, or a model and a point of the map (drawn in inches, y = 0 at the bottom).
+  // ``page``: { map, act, say, table: () => the state's table, select: (id) => void }.
+  function modelTool(page) {
+    const $ = (id) => document.getElementById(id);
+    let measuring = null;  // null: selecting; "": measuring, no model yet; else the first
+    const button = $("measure-button");
+    function finish(out) {
+      measuring = null;
+      button.classList.remove("active");
+      if (out) $("measure").textContent = measureText(out);
+    }
+    async function hover(id) {
+      const got = await page.act(get(`/api/models/${encodeURIComponent(id)}`));
+      if (got) $("info").innerHTML = modelCard(got);
+    }
+    async function click(id) {
+      if (measuring === null) { page.select(id); hover(id); return; }
+      if (measuring === "") {
+        measuring = id;
+        page.say(`measuring from ${id}: click a model or a point on the map`);
+        return;
+      }
+      const a = encodeURIComponent(measuring), b = encodeURIComponent(id);
+      finish(await page.act(get(`/api/measure?a=${a}&b=${b}`)));
+    }
+    page.map.addEventListener("click", async (ev) => {
+      if (!measuring) return;
+      const pt = page.map.createSVGPoint();
+      pt.x = ev.clientX; pt.y = ev.clientY;
+      const p = pt.matrixTransform(page.map.getScreenCTM().inverse());
+      const y = page.table().depth_in - p.y;
+      finish(await page.act(get(`/api/measure?a=${encodeURIComponent(measuring)}&x=${p.x}&y=${y}`)));
+    });
+    function start() {
+      measuring = "";
+      button.classList.add("active");
+      page.say("measure: click the first model");
+    }
+    button.onclick = start;
+    return { hover, click, start, cancel: () => finish(null) };
+  }
+
   return { option, sideColours, projector, draw, connect, post, get, num, flagLabel, el, pathOf,
-           modelCard, measureText };
+           modelCard, measureText, modelTool };
 })();
