@@ -315,6 +315,23 @@ class Session:
             getattr(self, kind)(**args)
         return self.events[first:]
 
+    def copy(self) -> Session:
+        """A copy to read while this session goes on changing (its events list is shared:
+        it is only ever appended to)."""
+        return dataclasses.replace(
+            self,
+            poses=dict(self.poses),
+            phase_start=dict(self.phase_start),
+            sigmas=dict(self.sigmas),
+            phase_sigmas=dict(self.phase_sigmas),
+            declarations={k: dataclasses.replace(d) for k, d in self.declarations.items()},
+            open_findings={k: list(v) for k, v in self.open_findings.items()},
+            flag_events=dict(self.flag_events),
+            decisions=dict(self.decisions),
+            reports=dict(self.reports),
+            journal=None,
+        )
+
     # -- saving and restoring -----------------------------------------------------------------
 
     def snapshot(self) -> dict[str, object]:

@@ -150,6 +150,7 @@ class Game:
         self.version = 0
         self.generation = 0
         self._state: tuple[tuple[int, int], dict[str, Any]] | None = None
+        self._drawing = threading.Lock()
         self._jpeg: tuple[tuple[int, int], bytes] | None = None
         self.session = setup.session()
         self.pipeline = setup.pipeline(self.session)
@@ -370,27 +371,35 @@ class Game:
 
     def state(self) -> dict[str, Any]:
         """The table as views draw it (see :mod:`rules.board`), plus the live picture's
-        mapping from table inches to pixels. Computed once per change, shared by all."""
-        with self.lock:
-            key = (self.generation, self.version)
-            if self._state is not None and self._state[0] == key:
-                return self._state[1]
-            state = describe(self.session)
-            tracks = {
-                self.pipeline.model_of[marker]: track.state.value
-                for marker, track in self.pipeline.tracker.tracks.items()
-            }
+        mapping from table inches to pixels. Computed once per change, shared by all.
+
+        Working it out takes tens of milliseconds for a full table, so it is done on a
+        copy of the session, outside the game's lock: the pipeline never waits for it.
+        """
+        with self._drawing:  # one caller works it out; the others take the result
+            with self.lock:
+                key = (self.generation, self.version)
+                if self._state is not None and self._state[0] == key:
+                    return self._state[1]
+                session = self.session.copy()
+                tracks = {
+                    self.pipeline.model_of[marker]: track.state.value
+                    for marker, track in self.pipeline.tracker.tracks.items()
+                }
+                live = {
+                    "status": self.status,
+                    "generation": self.generation,
+                    "version": self.version,
+                    "t": self.frame.t if self.frame else None,
+                    "frame": self.frame.index if self.frame else None,
+                    "events": len(self.session.events),
+                }
+                camera = self.mapping()
+            state = describe(session)
             for m in state["models"]:
                 m["track"] = tracks.get(m["id"], "unseen")
-            state["live"] = {
-                "status": self.status,
-                "generation": self.generation,
-                "version": self.version,
-                "t": self.frame.t if self.frame else None,
-                "frame": self.frame.index if self.frame else None,
-                "events": len(self.session.events),
-            }
-            state["camera"] = self.mapping()
+            state["live"] = live
+            state["camera"] = camera
             self._state = (key, state)
             return state
 

@@ -182,3 +182,18 @@ def test_the_journal_replays_to_the_same_events_and_rejudges_with_a_change():
     assert (events[3].measured, events[3].limit) == (pytest.approx(4.0), 3.0)
     with pytest.raises(ValueError, match="journal: unknown input 'teleport'"):
         fresh().replay([("teleport", {})])
+
+
+def test_a_copy_stays_as_it_was_while_the_session_goes_on():
+    s = game()
+    s.start_phase(0.0, 0)
+    s.moved(1.0, 30, "a", Pose(12, 5))  # 7 in of 6: a violation, event 2
+    s.declare(1.5, 45, "a", roll=2)
+    copy = s.copy()
+    s.moved(2.0, 60, "a", Pose(10.5, 5))  # fixed: resolved
+    s.declare(2.5, 75, "a", roll=5)
+    s.decide(2, "accept")
+    assert copy.poses["a"] == Pose(12, 5) and copy.declarations["a"].roll == 2
+    assert [(e.kind, f.rule) for e, f in copy.flags()] == [("violation", "movement")]
+    assert copy.decisions == {} and s.decisions == {2: "accept"}
+    assert s.flags() == []
