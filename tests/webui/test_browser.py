@@ -7,8 +7,6 @@ browser serve the whole module, and the tests run in file order on that one game
 charge of ``test_declare_a_charge_resolves_the_violation`` resolves the violation the
 first test waits for, and the ticker test expects both.
 
-One test is expected to fail, and names the fault in ``webui/app.py`` it shows.
-
 Screenshots of each page are kept in ``$TABLESIGHT_ARTEFACTS`` (``tests/artefacts/``
 unless set) for the README.
 """
@@ -19,7 +17,6 @@ import json
 import math
 import os
 import re
-import shutil
 import time
 import urllib.request
 from pathlib import Path
@@ -31,20 +28,14 @@ import pytest
 from calibration.camera import CameraModel
 from rules.ruleset import load_ruleset
 from tests.vision.test_pipeline import ROSTER, TABLE, shot
+from tests.webui.conftest import BROWSER, WAIT_MS
 from vision.live import Game, Setup
 from vision.sources import FileSource
 from vision.synth import PinholeCamera
 from webui.app import STATE_HZ
 from webui.serve import Server
 
-CHROMIUM = "/usr/bin/chromium"
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        shutil.which(CHROMIUM) is None,
-        reason=f"the browser tests drive Debian's Chromium, and {CHROMIUM} is absent",
-    ),
-]
+pytestmark = BROWSER
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
 
@@ -56,8 +47,6 @@ ARTEFACTS = Path(
 FPS = 30.0
 STILL_S, MOVED_S = 2.0, 2.5
 LAST_FRAME = round(STILL_S * FPS) + round(MOVED_S * FPS) - 1
-#: Waiting for the clip to get somewhere, or for the page to catch up (ms).
-WAIT_MS = 20_000
 #: "movement: 7.00 in / 6.00", possibly with "+/- 0.02" after the measure
 FLAG = re.compile(r"movement: (\d+\.\d\d) in(?: \+/- \d+\.\d\d)? / 6\.00")
 
@@ -93,15 +82,6 @@ def clip(tmp_path_factory):
             writer.write(picture)
     writer.release()
     return camera, video
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM)
-        expect.set_options(timeout=WAIT_MS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ and must exit cleanly.
 from __future__ import annotations
 
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -19,14 +18,9 @@ from pathlib import Path
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        shutil.which(CHROMIUM) is None,
-        reason=f"the browser tests drive Debian's Chromium, and {CHROMIUM} is absent",
-    ),
-]
+from tests.webui.conftest import BROWSER, CHROMIUM
+
+pytestmark = BROWSER
 sync_api = pytest.importorskip("playwright.sync_api")
 
 REPO = Path(__file__).resolve().parents[2]

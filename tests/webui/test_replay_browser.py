@@ -21,20 +21,12 @@ import pytest
 
 from tests.test_cli import tablesight
 from tests.vision.test_pipeline import footage, match_files  # noqa: F401 (fixtures)
+from tests.webui.conftest import BROWSER, WAIT_MS
 
-CHROMIUM = "/usr/bin/chromium"
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        shutil.which(CHROMIUM) is None,
-        reason=f"the browser tests drive Debian's Chromium, and {CHROMIUM} is absent",
-    ),
-]
+pytestmark = BROWSER
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
 
-#: Waiting for the page to catch up (ms).
-WAIT_MS = 20_000
 #: "movement: 7.00 in / 6.00"
 VIOLATION = re.compile(r"^movement: (\d+\.\d\d) in / 6\.00$")
 #: The end of the clip: frame 29.
@@ -76,15 +68,6 @@ def server(recorded):
         if process.stderr is not None:
             process.stderr.close()
     assert (code, rest) == (0, "")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM)
-        expect.set_options(timeout=WAIT_MS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture
