@@ -85,30 +85,44 @@ def random_models(n: int, rng: random.Random, first_id: int = 4) -> list[Truth]:
             continue
         spots.append((x, y))
         i = len(out)
-        size = (15.0, 20.0, 25.0)[i % 3]
-        height = 25.4 if i % 4 == 3 else 4.0
-        offset = (rng.uniform(-8, 8), rng.uniform(-8, 8)) if i % 2 else (0.0, 0.0)
-        heading = rng.uniform(0, 360)
-        a = math.radians(heading)
-        fx, fy = (v / MM_PER_IN for v in offset)
-        mx = x + fx * math.cos(a) - fy * math.sin(a)
-        my = y + fx * math.sin(a) + fy * math.cos(a)
-        marker_id = first_id + i
-        entry = RosterModel(
-            id=f"m{marker_id}",
-            side="a",
-            base=RoundBase(shape="round", diameter_mm=32),
-            movement=6,
-            marker=marker_id,
-            marker_size_mm=size,
-            marker_height_mm=height,
-            marker_offset_mm=offset,
+        entry, placed = marked_model(
+            first_id + i, x, y, (15.0, 20.0, 25.0)[i % 3], i, rng, "a", cv2.aruco.DICT_4X4_250
         )
-        placed = PlacedMarker(
-            marker_id, size, mx, my, height / MM_PER_IN, heading, cv2.aruco.DICT_4X4_250
-        )
-        out.append(Truth(entry, x, y, heading, placed))
+        out.append(Truth(entry, x, y, placed.heading_deg, placed))
     return out
+
+
+def marked_model(
+    marker: int,
+    x: float,
+    y: float,
+    size_mm: float,
+    i: int,
+    rng: random.Random,
+    side: str,
+    dictionary: int,
+) -> tuple[RosterModel, PlacedMarker]:
+    """A 32 mm model whose base centre is at ``(x, y)``, and its marker as placed: every
+    fourth (by ``i``) on a 1 in flying stand, else on the base top (4 mm); every other
+    off-centre by up to 8 mm; any heading."""
+    height = 25.4 if i % 4 == 3 else 4.0
+    offset = (rng.uniform(-8, 8), rng.uniform(-8, 8)) if i % 2 else (0.0, 0.0)
+    heading = rng.uniform(0, 360)
+    a = math.radians(heading)
+    fx, fy = (v / MM_PER_IN for v in offset)
+    mx = x + fx * math.cos(a) - fy * math.sin(a)
+    my = y + fx * math.sin(a) + fy * math.cos(a)
+    entry = RosterModel(
+        id=f"m{marker}",
+        side=side,
+        base=RoundBase(shape="round", diameter_mm=32),
+        movement=6,
+        marker=marker,
+        marker_size_mm=size_mm,
+        marker_height_mm=height,
+        marker_offset_mm=offset,
+    )
+    return entry, PlacedMarker(marker, size_mm, mx, my, height / MM_PER_IN, heading, dictionary)
 
 
 @dataclass

@@ -58,11 +58,10 @@ import vision.pipeline as pipeline_module
 from calibration.camera import CameraModel
 from calibration.table import MM_PER_IN, Anchor, TableKeys, TableSpec
 from rules.ruleset import load_ruleset
-from rules.scenario import RoundBase
 from rules.scene import Table
 from rules.session import Event, Session
 from vision.aruco import dictionary_id
-from vision.evaluate import scene_camera
+from vision.evaluate import marked_model, scene_camera
 from vision.pipeline import Pipeline
 from vision.roster import RosterModel, profile
 from vision.sources import Frame
@@ -150,28 +149,8 @@ def _layout(
         x = margin + (i % cols + 0.5 + rng.uniform(-0.15, 0.15)) * cell_w
         y = margin + (i // cols + 0.5 + rng.uniform(-0.15, 0.15)) * cell_d
         size = marker_mm[i % len(marker_mm)]
-        height = 25.4 if i % 4 == 3 else 4.0
-        offset = (rng.uniform(-8, 8), rng.uniform(-8, 8)) if i % 2 else (0.0, 0.0)
-        heading = rng.uniform(0, 360)
-        a = math.radians(heading)
-        fx, fy = (v / MM_PER_IN for v in offset)
-        mx = x + fx * math.cos(a) - fy * math.sin(a)
-        my = y + fx * math.sin(a) + fy * math.cos(a)
-        marker = first_id + i
-        entry = RosterModel(
-            id=f"m{marker}",
-            side="a" if i % 2 else "b",
-            base=RoundBase(shape="round", diameter_mm=32),
-            movement=6,
-            marker=marker,
-            marker_size_mm=size,
-            marker_height_mm=height,
-            marker_offset_mm=offset,
-        )
-        placed = PlacedMarker(
-            marker, size, mx, my, height / MM_PER_IN, heading, dictionary_id(DICTIONARY)
-        )
-        out.append((entry, placed))
+        side = "a" if i % 2 else "b"
+        out.append(marked_model(first_id + i, x, y, size, i, rng, side, dictionary_id(DICTIONARY)))
     return out
 
 
