@@ -126,45 +126,14 @@
     keepTime();
 
     const common = { ...opts, selected, onModel: (id) => tool.click(id), onHover: (id) => tool.hover(id) };
-    const cam = state.camera;
     if (info.video) {
       const src = `/replay/frame.jpg?t=${encodeURIComponent(pos.frame.t)}`;
       if ($("picture").getAttribute("src") !== src) $("picture").setAttribute("src", src);
     }
-    if (cam) {
-      overlay.setAttribute("viewBox", `0 0 ${cam.image_size[0]} ${cam.image_size[1]}`);
-      TS.draw(overlay, state, TS.projector(cam), { ...common, labelOffset: cam.image_size[1] / 60 });
-    } else {
-      TS.draw(overlay, null, null, common);
-    }
-    // seen from the table's near edge (y = 0 at the bottom), as a camera usually is
-    const depth = state.table.depth_in;
-    map.setAttribute("viewBox", `-1 -1 ${state.table.width_in + 2} ${depth + 2}`);
-    TS.draw(map, state, (x, y) => [x, depth - y], { ...common, labelOffset: 0.9 });
-    TS.el("rect", { x: 0, y: 0, width: state.table.width_in, height: state.table.depth_in,
-                    class: "table-edge", fill: "none", stroke: "#889", "stroke-width": 0.08 }, map);
-    renderFlags();
+    TS.drawViews(overlay, map, state, common);
+    TS.listFlags($("flags"), state.flags, (id, decision) =>
+      rejudged(TS.post(`/api/flags/${id}`, { decision })));
     markNow();
-  }
-
-  function renderFlags() {
-    const list = $("flags");
-    list.textContent = "";
-    for (const f of state.flags) {
-      const li = document.createElement("li");
-      li.className = `${f.kind} ${f.decision || ""}`;
-      li.dataset.flag = f.id;
-      li.textContent = `${f.model}: ${TS.flagLabel(f)} ` + (f.decision ? `(${f.decision}ed) ` : "");
-      li.title = f.message;
-      for (const decision of ["accept", "dismiss"]) {
-        const b = document.createElement("button");
-        b.textContent = decision;
-        b.className = `flag-${decision}`;
-        b.onclick = () => rejudged(TS.post(`/api/flags/${f.id}`, { decision }));
-        li.appendChild(b);
-      }
-      list.appendChild(li);
-    }
   }
 
   // the events up to the moment shown are "past"; the newest of them is "now"

@@ -255,6 +255,43 @@ const TS = (() => {
     return { hover, click, start, cancel: () => finish(null) };
   }
 
+  // The picture's overlay (cleared when the picture cannot be mapped) and the top-down
+  // map, seen from the table's near edge (y = 0 at the bottom) as a camera usually is.
+  function drawViews(overlay, map, state, opts) {
+    const cam = state.camera;
+    if (cam) {
+      overlay.setAttribute("viewBox", `0 0 ${cam.image_size[0]} ${cam.image_size[1]}`);
+      draw(overlay, state, projector(cam), { ...opts, labelOffset: cam.image_size[1] / 60 });
+    } else {
+      draw(overlay, null, null, opts);
+    }
+    const { width_in: width, depth_in: depth } = state.table;
+    map.setAttribute("viewBox", `-1 -1 ${width + 2} ${depth + 2}`);
+    draw(map, state, (x, y) => [x, depth - y], { ...opts, labelOffset: 0.9 });
+    el("rect", { x: 0, y: 0, width, height: depth, class: "table-edge", fill: "none",
+                 stroke: "#889", "stroke-width": 0.08 }, map);
+  }
+
+  // The open flags as list items, each with accept and dismiss: ``decide(id, decision)``.
+  function listFlags(list, flags, decide) {
+    list.textContent = "";
+    for (const f of flags) {
+      const li = document.createElement("li");
+      li.className = `${f.kind} ${f.decision || ""}`;
+      li.dataset.flag = f.id;
+      li.textContent = `${f.model}: ${flagLabel(f)} ` + (f.decision ? `(${f.decision}ed) ` : "");
+      li.title = f.message;
+      for (const decision of ["accept", "dismiss"]) {
+        const b = document.createElement("button");
+        b.textContent = decision;
+        b.className = `flag-${decision}`;
+        b.onclick = () => decide(f.id, decision);
+        li.appendChild(b);
+      }
+      list.appendChild(li);
+    }
+  }
+
   return { option, sideColours, projector, draw, connect, post, get, num, flagLabel, el, pathOf,
-           modelCard, measureText, modelTool };
+           modelCard, measureText, modelTool, drawViews, listFlags };
 })();
