@@ -374,16 +374,9 @@ def run(
     if sys.stdin.isatty():
         _keys_help()
         threading.Thread(target=_terminal_keys, args=(referee,), daemon=True).start()
-    try:
-        referee.run()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        referee.stop()
-        server.close()
-        if referee.recorder is not None:
-            referee.recorder.close()
-            click.echo(f"recorded {record_path}", err=True)
+    _referee(referee, server)
+    if record_path is not None:
+        click.echo(f"recorded {record_path}", err=True)
 
 
 #: Where the bundled samples live: one folder per game.
@@ -440,6 +433,12 @@ def demo(game: str, port: int, no_browser: bool, once: bool) -> None:
     )
     if not no_browser:
         webbrowser.open(server.url)
+    _referee(referee, server)
+
+
+def _referee(referee: Game, server: Server) -> None:
+    """Run the game until its source ends or Ctrl-C; then stop it, the web server (whose
+    streams end with the game) and the match file, in that order."""
     try:
         referee.run()
     except KeyboardInterrupt:
@@ -447,6 +446,8 @@ def demo(game: str, port: int, no_browser: bool, once: bool) -> None:
     finally:
         referee.stop()
         server.close()
+        if referee.recorder is not None:
+            referee.recorder.close()
 
 
 def _recorder(path: Path | None, setup: Setup, source: str, video: bool) -> MatchWriter | None:
