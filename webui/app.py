@@ -292,9 +292,9 @@ def _replay_routes(app: Flask, replay: Replay) -> None:
         return Response(picture, mimetype="image/jpeg", headers={"Cache-Control": "no-store"})
 
 
-def _closing(game: object) -> bool:
-    """The game is stopping: streams end (a replay never stops while served)."""
-    return bool(getattr(game, "closing", False))
+def _closing(game: Game | Replay) -> bool:
+    """The game (or replay) is stopping: its streams end."""
+    return game.closing
 
 
 def _sse(kind: str, data: Any, event_id: int | None = None) -> str:
