@@ -321,7 +321,9 @@ class _Search:
                 if len(pi):
                     d = shapely.distance(points[pi], self.poly_cores[oi])
                     r = self.poly_radii[oi]
-                    hit = np.where(r > GRAZE_IN, d < r - 1e-6, False)
+                    # a polygon grown by nothing (a bracketed curve) blocks its interior
+                    inside = shapely.contains_properly(self.poly_cores[oi], points[pi])
+                    hit = np.where(r > GRAZE_IN, d < r - 1e-6, inside)
                     bad[pi[hit]] = True
             self._masks[disc] = np.concatenate([[0], np.cumsum(np.concatenate([bad, bad]))])
         return self._masks[disc]

@@ -749,3 +749,20 @@ def test_region_and_obstacle_together_refracts(reach: float) -> None:
     # hypot(4, 2) + 1 = 5.4721360 to the far corner, then the best crossing from there
     expected = math.hypot(4, 2) + 1 + best_crossing((5.0, 2.0), (11.0, 0.0), 8.5, 9.5, 2.0)
     assert expected - 1e-6 <= path.length_in <= expected + 0.01
+
+
+def test_an_arc_never_runs_through_a_bracketed_obstacle() -> None:
+    # The corner (0.959, 2.054) of a box grown by a 32 mm base's radius (0.63 in) comes
+    # within 1.058 - 0.63 = 0.43 in of a disc's centre (0, 2.5): 0.07 in inside its 0.5 in.
+    # No route passes between them, and none may bend round the corner through the disc
+    # (a disc known only between two 32-gons, which arcs were not checked against).
+    corner_box = grown(
+        Polygon([(3.041, 0.946), (2.041, 2.679), (0.959, 2.054), (1.959, 0.321)]), 16 / 25.4
+    )
+    ring = disc((0.0, 2.5), 0.5, "ring")
+    obs = [corner_box, grown(box(-1, -0.5, 1, 0.5), 0.0, "bar"), disc((0, 0), 1.0), ring]
+    path = shortest_path((0.0, -2.0), (2.0, 4.0), obs)
+    assert path is not None
+    inside = ring.core.buffer(-1e-7)
+    for a, b in itertools.pairwise(path.points):
+        assert not LineString([a, b]).intersects(inside), (a, b)
