@@ -21,7 +21,15 @@ from rules.geometry import Pose, depth_inside, edge_distance, gap_lower_bound
 from rules.pathing import Path, shortest_path
 from rules.ruleset import ActionRules, Ruleset
 from rules.scene import Model, Scene
-from rules.verdict import FLOAT_EPS_IN, Finding, Findings, MoveReport, Verdict, inches
+from rules.verdict import (
+    FLOAT_EPS_IN,
+    Finding,
+    Findings,
+    MoveReport,
+    RuleName,
+    Verdict,
+    inches,
+)
 
 
 class Referee:
@@ -143,7 +151,7 @@ class Referee:
         not a forbidden action: the move keeps the action's exemptions.
         """
         flagged = len(out.violations)
-        rule = "charge" if mover.action == "charge" else "action"
+        rule: RuleName = "charge" if mover.action == "charge" else "action"
         for keyword in action.requires_keywords:
             if not mover.has(keyword):
                 out.flag(
@@ -341,7 +349,7 @@ class Referee:
                 gap = self.distance(mover, other, within=clear)
                 if gap <= clear - self.tol:
                     out.flag(
-                        mover.action,
+                        "retreat",
                         mover.id,
                         f"{mover.id} must end its {mover.action} more than {inches(clear)} from "
                         f"every enemy; it is {inches(gap)} from {other.id}",

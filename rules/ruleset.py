@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from rules.errors import InputError, load_toml
+from rules.verdict import RuleName
 
 GAMES_DIR = Path(__file__).with_name("games")
 
@@ -102,7 +103,7 @@ class ActionRules(_Strict):
     #: The action is a deliberate collision with the target; both models roll.
     ramming: bool = False
     #: A roll this action asks for, reported as an advisory (e.g. ``risky_roll``).
-    advisory: str | None = None
+    advisory: RuleName | None = None
     allowed_when_engaged: bool = False
 
 

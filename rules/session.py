@@ -27,7 +27,7 @@ from rules.grid import Grid
 from rules.referee import referee_for
 from rules.ruleset import Ruleset
 from rules.scene import Model, Scene, Table, Terrain
-from rules.verdict import Finding, MoveReport
+from rules.verdict import Finding, MoveReport, RuleName
 
 #: What players may decide about a flag: let it stand (accept) or set it aside (dismiss).
 DECISIONS = ("accept", "dismiss")
@@ -55,7 +55,7 @@ class Event:
     frame: int
     kind: EventKind
     message: str
-    rule: str | None = None
+    rule: RuleName | None = None
     model: str | None = None
     other: str | None = None
     measured: float | None = None

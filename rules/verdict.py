@@ -8,13 +8,50 @@ sentence. Both referees (inches and squares) answer with these.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Literal, TypeGuard, get_args
+
+#: Every rule a finding may name: the closed set the referees, the events, the match file
+#: and the views share. A misspelt name is a type error.
+RuleName = Literal[
+    # how far a model moved, and by which route
+    "movement",
+    "blocked",
+    "control_zone",
+    "close_call",
+    # the declared action
+    "action",
+    "charge",
+    "engaged",
+    "retreat",
+    # where a model ended
+    "off_table",
+    "base_overlap",
+    "terrain",
+    "coherency",
+    # consequences the players resolve with dice
+    "ramming",
+    "dangerous_terrain",
+    "risky_roll",
+    # square-grid games
+    "free_attack",
+    "diagonal_jet",
+    "slagged_jet",
+]
+
+#: The rule names, in the order above (for the match file and the views).
+RULE_NAMES: tuple[RuleName, ...] = get_args(RuleName)
+
+
+def is_rule_name(name: str) -> TypeGuard[RuleName]:
+    """Whether ``name`` is one of the rules a finding may name."""
+    return name in RULE_NAMES
 
 
 @dataclass(frozen=True)
 class Finding:
     """One thing the referee flags: which rule, which model, the numbers and why."""
 
-    rule: str
+    rule: RuleName
     model: str
     message: str
     other: str | None = None
@@ -66,7 +103,7 @@ class Verdict:
     def legal(self) -> bool:
         return not self.violations
 
-    def rules(self) -> list[str]:
+    def rules(self) -> list[RuleName]:
         return [f.rule for f in self.violations]
 
     def to_dict(self) -> dict[str, object]:
@@ -94,8 +131,28 @@ class Findings:
         self.violations: list[Finding] = []
         self.advisories: list[Finding] = []
 
-    def flag(self, rule: str, model: str, message: str, **numbers: object) -> None:
-        self.violations.append(Finding(rule, model, message, **numbers))  # type: ignore[arg-type]
+    def flag(
+        self,
+        rule: RuleName,
+        model: str,
+        message: str,
+        *,
+        other: str | None = None,
+        measured: float | None = None,
+        limit: float | None = None,
+    ) -> None:
+        """Record a violation: an illegal move."""
+        self.violations.append(Finding(rule, model, message, other, measured, limit))
 
-    def advise(self, rule: str, model: str, message: str, **numbers: object) -> None:
-        self.advisories.append(Finding(rule, model, message, **numbers))  # type: ignore[arg-type]
+    def advise(
+        self,
+        rule: RuleName,
+        model: str,
+        message: str,
+        *,
+        other: str | None = None,
+        measured: float | None = None,
+        limit: float | None = None,
+    ) -> None:
+        """Record an advisory: a consequence to resolve, or a call too close to make."""
+        self.advisories.append(Finding(rule, model, message, other, measured, limit))
