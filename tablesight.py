@@ -18,8 +18,9 @@ import click
 if TYPE_CHECKING:
     from rules.session import Event
     from rules.verdict import Verdict
-    from vision.live import Game, Setup
-    from vision.record import MatchWriter
+    from vision.game import Game
+    from vision.match.writer import MatchWriter
+    from vision.setup import Setup
     from webui.serve import Server
 
 __version__ = "0.1.0"
@@ -126,11 +127,12 @@ def detect(
     import cv2
 
     from calibration.camera import CameraModel
-    from calibration.table import PoseError, TablePose, TableSpec
+    from calibration.table import TableSpec
     from rules.errors import InputError
     from vision.aruco import MarkerDetector
     from vision.locate import locate
     from vision.roster import load_roster, load_terrain
+    from vision.tablepose import PoseError, TablePose
 
     if not image.exists():
         fail(f"{image}: no such file")
@@ -355,7 +357,7 @@ def run(
     game from there (press ? for the list).
     """
     from rules.errors import InputError
-    from vision.live import Game
+    from vision.game import Game
     from vision.sources import SourceError, open_source
 
     try:
@@ -399,8 +401,9 @@ def demo(game: str, port: int, no_browser: bool, once: bool) -> None:
     import webbrowser
 
     from rules.errors import InputError
-    from vision.live import Game, Setup
+    from vision.game import Game
     from vision.script import Script
+    from vision.setup import Setup
     from vision.sources import FileSource, SourceError
 
     folder = SAMPLES / game
@@ -455,7 +458,7 @@ def _recorder(path: Path | None, setup: Setup, source: str, video: bool) -> Matc
     lost match)."""
     if path is None:
         return None
-    from vision.record import MatchWriter
+    from vision.match.writer import MatchWriter
 
     return MatchWriter(path, setup, video=video, source=source, app_version=__version__)
 
@@ -542,7 +545,7 @@ def analyze(
     from tqdm import tqdm
 
     from rules.errors import InputError
-    from vision.live import Game
+    from vision.game import Game
     from vision.script import Script
     from vision.sources import FileSource, SourceError
 
@@ -586,7 +589,7 @@ def _setup(
     terrain_path: Path | None,
     camera_path: Path | None,
 ) -> Setup:
-    from vision.live import Setup
+    from vision.setup import Setup
 
     return Setup.load(game, table_path, roster_path, terrain_path, camera_path)
 
@@ -608,7 +611,7 @@ def export(match: Path, fmt: str, output: Path | None) -> None:
     The formats are versioned and documented in docs/match-format.md.
     """
     from rules.errors import InputError
-    from vision.record import export as export_match
+    from vision.match.export import export as export_match
 
     try:
         written = export_match(match, fmt, output)  # type: ignore[arg-type]
@@ -634,7 +637,7 @@ def replay(match: Path, port: int, no_browser: bool) -> None:
     import webbrowser
 
     from rules.errors import InputError
-    from vision.replay import Replay
+    from vision.match.replay import Replay
     from webui.serve import Server
 
     try:

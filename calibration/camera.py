@@ -21,8 +21,8 @@ import cv2
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from calibration.dictionaries import dictionary_id
 from rules.errors import InputError, load_toml, read_toml, validate
-from vision.aruco import dictionary_id
 
 #: Views blurrier than this (variance of the Laplacian over the board) are rejected: sharp
 #: photos of a board measure in the thousands, a Gaussian blur of 1.3 px about 150.

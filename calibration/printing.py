@@ -24,7 +24,7 @@ from fpdf import FPDF
 from fpdf.enums import PathPaintRule
 from fpdf.prefs import ViewerPreferences
 
-from vision.aruco import dictionary_id
+from calibration.dictionaries import dictionary_id
 
 Paper = Literal["a4", "letter"]
 

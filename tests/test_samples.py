@@ -29,8 +29,8 @@ from calibration.table import MM_PER_IN
 from rules.referee import referee_for
 from rules.scenario import Scenario
 from vision.footage import Bump, Move, load_storyboard
-from vision.live import Setup
 from vision.script import Script
+from vision.setup import Setup
 from vision.synth import PlacedMarker
 
 REPO = Path(__file__).resolve().parent.parent

@@ -3,9 +3,6 @@
 Uses the OpenCV 4.7+/5.x API only (``cv2.aruco.ArucoDetector``); in 5.x ``ids`` comes
 back 1-D. Detection runs on the raw frame; lens distortion is removed from the corner
 points afterwards, never from the whole image.
-
->>> dictionary_id("4x4_50") == cv2.aruco.DICT_4X4_50
-True
 """
 
 from __future__ import annotations
@@ -16,25 +13,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-#: Dictionary names as users write them ("4x4_50", "apriltag_36h11") -> OpenCV ids.
-DICTIONARIES: dict[str, int] = {
-    name.removeprefix("DICT_").lower(): getattr(cv2.aruco, name)
-    for name in dir(cv2.aruco)
-    if name.startswith("DICT_") and isinstance(getattr(cv2.aruco, name), int)
-}
-
-
-class DictionaryError(ValueError):
-    """An ArUco dictionary name that OpenCV does not know."""
-
-
-def dictionary_id(name: str) -> int:
-    """OpenCV's id of the dictionary called ``name`` (case-insensitive, ``DICT_`` optional)."""
-    key = str(name).strip().lower().removeprefix("dict_")
-    if key not in DICTIONARIES:
-        known = ", ".join(sorted(DICTIONARIES))
-        raise DictionaryError(f"unknown ArUco dictionary {name!r}; valid names: {known}")
-    return DICTIONARIES[key]
+from calibration.dictionaries import dictionary_id
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 
 from calibration.camera import BoardSpec, CameraModel, calibrate
-from calibration.table import MM_PER_IN, Anchor, TableKeys, TablePose, TableSpec
+from calibration.table import MM_PER_IN, Anchor, TableKeys, TableSpec
 from rules.scenario import RoundBase
 from vision.aruco import MarkerDetector
 from vision.locate import locate
@@ -31,6 +31,7 @@ from vision.synth import (
     random_charuco_views,
     render_table,
 )
+from vision.tablepose import TablePose
 
 TABLE_IN = (44.0, 30.0)
 #: The camera: 14 in in front of the near edge, 30 in up, aimed at the table's middle.

@@ -71,11 +71,11 @@ import cv2
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from calibration.dictionaries import DictionaryError, dictionary_id
 from calibration.table import MM_PER_IN, Anchor, TableKeys, TableSpec, marker_corners
 from rules.errors import InputError, field_path, load_toml
 from rules.geometry import Pose
 from rules.scenario import OvalBase, RoundBase
-from vision.aruco import DictionaryError, dictionary_id
 from vision.roster import RosterModel, TerrainPiece
 from vision.sources import Frame
 from vision.synth import PinholeCamera, PlacedMarker, Shot, render_table

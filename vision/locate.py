@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from calibration.table import MM_PER_IN, TablePose, TableSpec
+from calibration.table import MM_PER_IN, TableSpec
 from vision.aruco import MarkerDetections
 from vision.roster import RosterModel, TerrainPiece
+from vision.tablepose import TablePose
 
 
 @dataclass(frozen=True)

@@ -14,13 +14,14 @@ import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
-from calibration.table import MM_PER_IN, PoseError, TablePose, TableSpec
+from calibration.table import MM_PER_IN, TableSpec
 from rules.geometry import Pose
 from rules.session import Event, Session
 from vision.aruco import MarkerDetector
 from vision.locate import locate
 from vision.roster import RosterModel, TerrainPiece
 from vision.sources import Frame
+from vision.tablepose import PoseError, TablePose
 from vision.tracking import Sighting, Tracker, TrackState
 
 #: A camera that moved more than this between two frames was bumped (inches).

@@ -56,11 +56,11 @@ import numpy as np
 
 import vision.pipeline as pipeline_module
 from calibration.camera import CameraModel
+from calibration.dictionaries import dictionary_id
 from calibration.table import MM_PER_IN, Anchor, TableKeys, TableSpec
 from rules.ruleset import load_ruleset
 from rules.scene import Table
 from rules.session import Event, Session
-from vision.aruco import dictionary_id
 from vision.evaluate import marked_model, scene_camera
 from vision.pipeline import Pipeline
 from vision.roster import RosterModel, profile

@@ -9,7 +9,7 @@ API: ``GET /api/state``, ``GET /api/events?since=``, ``GET /api/models/<id>``,
 ``POST /api/flags/<id>``, ``GET /api/stream`` (server-sent events: state and events, one
 stream per page) and ``GET /video.mjpg`` (the camera picture, newest frame only).
 
-For a replay (``create_app(replay, replay=replay)`` with a :class:`~vision.replay.Replay`,
+For a replay (``create_app(replay, replay=replay)`` with a :class:`~vision.match.replay.Replay`,
 which answers the API as a game does for the moment it shows), also: ``GET /replay`` (the
 page; ``/`` leads there), ``GET /api/replay`` (the footage, revisions and every event of
 the revision shown), ``POST /api/replay/seek`` (``{"t": seconds}``: the moment to show; its
@@ -34,10 +34,10 @@ from werkzeug.exceptions import HTTPException
 
 from rules.board import measure, neighbours
 from rules.errors import InputError
-from vision.live import Game
+from vision.game import Game
 
 if TYPE_CHECKING:
-    from vision.replay import Replay
+    from vision.match.replay import Replay
 
 #: Most state messages per second on one stream (events go with the next one).
 STATE_HZ = 5.0

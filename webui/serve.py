@@ -12,8 +12,8 @@ import threading
 from waitress import wasyncore
 from waitress.server import create_server
 
-from vision.live import Game
-from vision.replay import Replay
+from vision.game import Game
+from vision.match.replay import Replay
 from webui.app import create_app
 
 #: Server threads: each open stream holds one.

@@ -23,6 +23,7 @@ import cv2
 import numpy as np
 import pytest
 
+from calibration.dictionaries import dictionary_id
 from calibration.printing import (
     FOOTER_MM,
     MARGIN_MM,
@@ -31,7 +32,6 @@ from calibration.printing import (
     marker_sheet,
     markers_per_page,
 )
-from vision.aruco import dictionary_id
 
 POPPLER = all(shutil.which(tool) for tool in ("pdftoppm", "pdfinfo", "pdftotext"))
 needs_poppler = pytest.mark.skipif(

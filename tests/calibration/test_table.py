@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from calibration.camera import CameraModel
-from calibration.table import Anchor, PoseError, TablePose, TableSpec, marker_corners
+from calibration.table import Anchor, TableSpec, marker_corners
 from rules.errors import InputError
 from vision.aruco import MarkerDetections
+from vision.tablepose import PoseError, TablePose
 
 K = np.array([[1400.0, 0.0, 960.0], [0.0, 1400.0, 540.0], [0.0, 0.0, 1.0]])
 DIST = np.array([-0.1, 0.04, 0.0007, -0.0004, 0.0])

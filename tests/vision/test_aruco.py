@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from calibration.dictionaries import DictionaryError, dictionary_id
 from tests.test_cli import tablesight
-from vision.aruco import DictionaryError, MarkerDetections, MarkerDetector, dictionary_id
+from vision.aruco import MarkerDetections, MarkerDetector
 
 # OpenCV's own tests expect exactly these ids in singlemarkersoriginal.jpg.
 OPENCV_IDS = [23, 40, 62, 98, 124, 203]

@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 
 from calibration.camera import CameraModel
-from calibration.table import TablePose, TableSpec, marker_corners
+from calibration.table import TableSpec, marker_corners
 from rules.errors import InputError
 from tests.calibration.test_table import DIST, TABLE_TOML, K, look_at, project
 from vision.aruco import MarkerDetections
 from vision.locate import locate
 from vision.roster import load_roster, load_terrain
+from vision.tablepose import TablePose
 
 ROSTER = """
 [[models]]

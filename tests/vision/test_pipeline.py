@@ -185,8 +185,8 @@ def test_analyze_records_a_match_that_replays_to_the_same_events(match_files, tm
 
     from rules.session import Event
     from tests.test_cli import tablesight
-    from vision.live import Setup
-    from vision.record import Match
+    from vision.match.reader import Match
+    from vision.setup import Setup
 
     video, args = match_files
     db = tmp_path / "match.db"

@@ -27,9 +27,11 @@ from rules.geometry import Pose
 from rules.ruleset import load_ruleset
 from rules.scenario import RoundBase
 from rules.session import Event
-from vision.live import Setup
-from vision.record import Match, MatchWriter, export
+from vision.match.export import export
+from vision.match.reader import Match
+from vision.match.writer import MatchWriter
 from vision.roster import RosterModel, TerrainPiece
+from vision.setup import Setup
 from vision.sources import Frame
 
 REPO = Path(__file__).resolve().parents[2]
@@ -429,8 +431,8 @@ from pathlib import Path
 from calibration.table import Anchor, TableKeys, TableSpec
 from rules.ruleset import load_ruleset
 from rules.session import Event
-from vision.live import Setup
-from vision.record import MatchWriter
+from vision.setup import Setup
+from vision.match.writer import MatchWriter
 from vision.sources import Frame
 
 table = TableSpec(
@@ -604,7 +606,8 @@ def test_a_read_only_file_system(tmp_path: Path) -> None:
     code = (
         "import sys; from pathlib import Path\n"
         "from tests.vision.test_record import SETUP\n"
-        "from vision.record import Match, MatchWriter\n"
+        "from vision.match.reader import Match\n"
+        "from vision.match.writer import MatchWriter\n"
         "from rules.errors import InputError\n"
         "try:\n"
         "    MatchWriter(Path(sys.argv[1]), SETUP)\n"

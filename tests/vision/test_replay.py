@@ -24,9 +24,11 @@ from rules.errors import InputError
 from rules.ruleset import load_ruleset
 from tests.test_cli import tablesight
 from tests.vision.test_pipeline import ROSTER, TABLE, footage, match_files  # noqa: F401
-from vision.live import Game, Setup
-from vision.record import Match, MatchWriter
-from vision.replay import PHASE_REFUSED, Replay
+from vision.game import Game
+from vision.match.reader import Match
+from vision.match.replay import PHASE_REFUSED, Replay
+from vision.match.writer import MatchWriter
+from vision.setup import Setup
 from vision.sources import FileSource
 from webui.app import create_app
 

@@ -12,7 +12,8 @@ import pytest
 from calibration.camera import CameraModel
 from rules.ruleset import load_ruleset
 from tests.vision.test_pipeline import ROSTER, TABLE, footage  # noqa: F401 (a fixture)
-from vision.live import Game, Setup
+from vision.game import Game
+from vision.setup import Setup
 from vision.sources import FileSource, Frame
 from webui.app import create_app
 

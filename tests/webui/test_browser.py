@@ -29,7 +29,8 @@ from calibration.camera import CameraModel
 from rules.ruleset import load_ruleset
 from tests.vision.test_pipeline import ROSTER, TABLE, shot
 from tests.webui.conftest import BROWSER, WAIT_MS
-from vision.live import Game, Setup
+from vision.game import Game
+from vision.setup import Setup
 from vision.sources import FileSource
 from vision.synth import PinholeCamera
 from webui.app import STATE_HZ

@@ -39,26 +39,16 @@ rebuilt from the journal up to ``t`` (from the nearest of the checkpoints taken 
 judged again, after every input that caused events). :meth:`~Replay.decide` does the same
 with a decision on a flag. A match file keeps each revision's events, not its journal: a
 replay opened again shows the live record (and lists the revisions).
-
-``python -m vision.replay bench`` times seeking in a synthetic hour-long match.
 """
 
 from __future__ import annotations
 
-import argparse
 import bisect
 import json
 import logging
 import math
-import random
-import shutil
-import statistics
-import sys
-import tempfile
 import threading
-import time
 from collections import OrderedDict
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,17 +57,18 @@ import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
-from calibration.table import PoseError, TablePose
 from rules.board import describe
 from rules.errors import InputError
 from rules.referee import referee_for
 from rules.session import FLAG_KINDS, Event, Session
 from rules.verdict import MoveReport
 from vision.aruco import MarkerDetector
-from vision.live import check_declaration
-from vision.record import FrameRow, Match
+from vision.game import check_declaration
+from vision.match.reader import FrameRow, Match
+from vision.tablepose import PoseError, TablePose
 
 log = logging.getLogger("tablesight.replay")
+
 
 #: What a phase control answers in a replay.
 PHASE_REFUSED = "phase: a replay's phases are as recorded"
@@ -630,168 +621,3 @@ def _fill_reports(session: Session) -> None:
         verdict = referee.judge_model(m)
         if m in verdict.moves:
             session.reports[m] = verdict.moves[m]
-
-
-# -- seek benchmark ----------------------------------------------------------------------------
-
-
-def _percentile(values: Sequence[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1)]
-
-
-def _synthetic_journal(replay: Replay, rng: random.Random) -> Journal:
-    """A journal as a live game writes one, for the models of ``replay``'s match: each
-    model seen, one movement phase, a move of up to 3 in every 10 s of the footage."""
-    poses = {m: [rng.uniform(2, 42), rng.uniform(2, 28), 0.0, 0.0] for m in replay.session.models}
-    journal: Journal = [
-        ("seen", {"model_id": m, "pose": p, "sigma_in": 0.004}) for m, p in poses.items()
-    ]
-    journal.append(("start_phase", {"t": replay.start_t, "frame": 0, "turn": None, "side": None}))
-    ids = list(poses)
-    for k in range(1, int(replay.duration_s // 10) + 1):
-        m = rng.choice(ids)
-        x, y = poses[m][0] + rng.uniform(-3, 3), poses[m][1] + rng.uniform(-3, 3)
-        poses[m] = [min(max(x, 1.0), 43.0), min(max(y, 1.0), 29.0), 0.0, 0.0]
-        args = {"t": replay.start_t + 10.0 * k, "frame": 300 * k, "model_id": m}
-        journal.append(("moved", {**args, "pose": poses[m], "sigma_in": 0.004}))
-    return journal
-
-
-def _stats(columns: Sequence[tuple[str, list[float]]]) -> list[str]:
-    """p50, p95 and max of each column (ms), and the first column over the last."""
-    lines = [f"{'(ms)':6}" + "".join(f"{n:>12}" for n, _ in columns) + f"{'ratio':>9}"]
-    for name, f in (
-        ("p50", statistics.median),
-        ("p95", lambda v: _percentile(v, 0.95)),
-        ("max", max),
-    ):
-        values = [f(v) for _, v in columns]
-        lines.append(
-            f"{name:6}"
-            + "".join(f"{v:12.3f}" for v in values)
-            + f"{values[0] / max(values[-1], 1e-9):9.1f}"
-        )
-    return lines
-
-
-def bench(
-    seconds: float = 3600.0,
-    models: int = 40,
-    seeks: int = 200,
-    seed: int = 1,
-    keep: Path | None = None,
-) -> str:
-    """Time :meth:`Replay.seek` at random times of a synthetic match
-    (``vision.record.build_synthetic``: poses only, 30 fps), beside ``Match.state_at`` alone
-    and a baseline (one frame's poses selected by primary key); then in a re-judged
-    revision of it. ``keep``: build the match there, or reuse the one already there (the
-    revision is saved in a copy)."""
-    from vision import record
-
-    rng = random.Random(seed)
-    with tempfile.TemporaryDirectory(prefix="tablesight-bench-") as folder:
-        path = keep if keep is not None else Path(folder) / "bench.db"
-        built = "reused"
-        if not path.exists():
-            began = time.perf_counter()
-            level = record.log.level
-            record.log.setLevel(logging.ERROR)  # built faster than real time: a backlog
-            try:
-                record.build_synthetic(
-                    path,
-                    seconds=seconds,
-                    models=models,
-                    seed=seed,
-                    progress=lambda f: print(f"building: {f:4.0%}", end="\r", file=sys.stderr),
-                )
-            finally:
-                record.log.setLevel(level)
-            built = f"built in {time.perf_counter() - began:.0f} s"
-            print(" " * 20, end="\r", file=sys.stderr)
-        if keep is not None:  # the revision goes into a copy
-            shutil.copy(keep, Path(folder) / "bench.db")
-            path = Path(folder) / "bench.db"
-        began = time.perf_counter()
-        replay = Replay(path)
-        open_s = time.perf_counter() - began
-        plain = record._connect(path, read_only=True)
-
-        def baseline(t: float) -> float:
-            began = time.perf_counter()
-            rows = plain.execute(
-                "SELECT model, x_in, y_in, heading_deg, sigma_in, state FROM poses WHERE frame = ?",
-                (replay._frame_at(t),),
-            ).fetchall()
-            assert len(rows) == models
-            return (time.perf_counter() - began) * 1000
-
-        live: dict[str, list[float]] = {"seek": [], "state()": [], "state_at": [], "baseline": []}
-        again: dict[str, list[float]] = {"seek": [], "state()": [], "baseline": []}
-        try:
-            for t in [rng.uniform(replay.start_t, replay.end_t) for _ in range(seeks)]:
-                began = time.perf_counter()
-                replay.seek(t)
-                live["seek"].append((time.perf_counter() - began) * 1000)
-                began = time.perf_counter()
-                assert len(replay.state()["models"]) == models
-                live["state()"].append((time.perf_counter() - began) * 1000)
-                began = time.perf_counter()
-                replay.match.state_at(t)
-                live["state_at"].append((time.perf_counter() - began) * 1000)
-                live["baseline"].append(baseline(t))
-            frames, minutes = len(replay.times), replay.duration_s / 60
-            # re-judged: a journal for the match, a charge declared half-way
-            journal = _synthetic_journal(replay, rng)
-            replay._live_inputs, replay._live_times = journal, replay._input_times(journal)
-            replay.seek(replay.start_t + replay.duration_s / 2)
-            ids = list(replay.session.models)
-            began = time.perf_counter()
-            replay.declare(ids[0], "charge", ids[1], 2)
-            rejudge_s = time.perf_counter() - began
-            assert replay._rejudged is not None
-            checkpoints = len(replay._rejudged.checkpoints)
-            for t in [rng.uniform(replay.start_t, replay.end_t) for _ in range(seeks)]:
-                began = time.perf_counter()
-                replay.seek(t)
-                again["seek"].append((time.perf_counter() - began) * 1000)
-                began = time.perf_counter()
-                replay.state()
-                again["state()"].append((time.perf_counter() - began) * 1000)
-                again["baseline"].append(baseline(t))
-        finally:
-            plain.close()
-            replay.close()
-    return "\n".join(
-        [
-            f"synthetic match ({built}): {minutes:.1f} min at 30 fps, {models} models, "
-            f"{frames} frames, poses only (no video); opened in {open_s * 1000:.0f} ms",
-            f"{seeks} seeks at random times in the live record. seek: Replay.seek "
-            "(Match.state_at, Session.restore, the journal since the snapshot); state(): "
-            "what the page draws (rules.board.describe); state_at: Match.state_at alone; "
-            "baseline: one frame's poses by primary key; ratio: seek / baseline",
-            *_stats(list(live.items())),
-            f"re-judged revision (a synthetic journal of {len(journal)} inputs: each model "
-            f"seen, one movement phase, a move every 10 s; judged again in {rejudge_s:.1f} s, "
-            f"{checkpoints} checkpoints); {seeks} seeks at random times",
-            *_stats(list(again.items())),
-        ]
-    )
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m vision.replay", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    b = commands.add_parser("bench", help="time seeking in a synthetic hour-long match")
-    b.add_argument("--minutes", type=float, default=60.0, help="footage (default 60)")
-    b.add_argument("--models", type=int, default=40, help="models on the table (default 40)")
-    b.add_argument("--seeks", type=int, default=200, help="random seeks timed (default 200)")
-    b.add_argument("--seed", type=int, default=1)
-    b.add_argument("--keep", type=Path, help="build the match here, or reuse the one already here")
-    args = parser.parse_args(argv)
-    print(bench(args.minutes * 60.0, args.models, args.seeks, args.seed, args.keep))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -19,78 +19,20 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import cv2
 
-from calibration.camera import CameraModel
-from calibration.table import TableSpec
 from rules.board import describe
 from rules.errors import InputError
-from rules.grid import Grid
-from rules.ruleset import Ruleset, load_ruleset
-from rules.scenario import GridIn
-from rules.scene import Table
 from rules.session import Event, Session
-from vision.pipeline import Pipeline
-from vision.record import MatchWriter, poses_of
-from vision.roster import RosterModel, TerrainPiece, load_roster, load_terrain, profile
+from vision.match.writer import MatchWriter, poses_of
 from vision.script import Script, Step
+from vision.setup import Setup
 from vision.sources import FileSource, Frame, LiveSource
 
 #: How long a live source may go without a frame before the camera is reported lost.
 CAMERA_TIMEOUT_S = 2.0
-
-
-@dataclass(frozen=True)
-class Setup:
-    """Everything a game is refereed with, as loaded from the user's files."""
-
-    game: str
-    ruleset: Ruleset
-    table: TableSpec
-    roster: list[RosterModel]
-    terrain: list[TerrainPiece]
-    camera: CameraModel | None = None
-
-    @classmethod
-    def load(
-        cls,
-        game: str,
-        table_path: Path,
-        roster_path: Path,
-        terrain_path: Path | None = None,
-        camera_path: Path | None = None,
-    ) -> Setup:
-        """Load and cross-check the files; an :class:`InputError` names the bad one."""
-        ruleset = load_ruleset(game)
-        table = TableSpec.from_toml(table_path)
-        anchors = {a.id for a in table.anchors}
-        roster = load_roster(roster_path, anchors)
-        taken = anchors | {m.marker for m in roster}
-        terrain = load_terrain(terrain_path, taken) if terrain_path else []
-        camera = CameraModel.from_toml(camera_path) if camera_path else None
-        return cls(game, ruleset, table, roster, terrain, camera)
-
-    def session(self) -> Session:
-        """A new session: every model's profile, none of them seen yet."""
-        table = Table(self.table.table.width_in, self.table.table.depth_in)
-        grid = None
-        if self.ruleset.grid is not None:
-            g = self.table.grid or GridIn(square_in=self.ruleset.grid.square_in)
-            grid = Grid(g.square_in, g.origin, g.angle)
-        models = {m.id: profile(m, square_grid=grid is not None) for m in self.roster}
-        return Session(self.ruleset, table, models, grid=grid)
-
-    def pipeline(self, session: Session) -> Pipeline:
-        return Pipeline(self.table, self.roster, session, self.camera, self.terrain)
-
-    @property
-    def sides(self) -> list[str]:
-        """The sides in the roster, in the order they first appear."""
-        return list(dict.fromkeys(m.side for m in self.roster))
 
 
 Listener = Callable[[Event], None]
