@@ -6,65 +6,30 @@ centres it covers (``DeckMap``). A move is judged by the cheapest orthogonal rou
 between its start and end squares (A* over squares: walls block, slagged squares cost
 more, outside the hull costs more unless magboots are on), a jet by the squares its
 straight line passes through. The verdicts are the same ``Finding``/``Verdict`` values
-as for the games measured in inches.
+as for the games measured in inches. Where the squares lie is :mod:`rules.squares`.
 
->>> grid = Grid(square_in=1.0, origin=(10.0, 5.0), angle_deg=90.0)
->>> grid.square_of(9.5, 5.5)
-(0, 0)
->>> squares_crossed((0, 0), (2, 1))
-[(1, 0), (1, 1), (2, 1)]
+>>> from rules.scene import Table
+>>> deck = DeckMap(Scene(Table(4.0, 3.0), ()), Grid(square_in=1.0))
+>>> deck.shape, deck.on((3, 2)), deck.on((4, 2))
+((4, 3), True, False)
 """
 
 from __future__ import annotations
 
 import heapq
-import itertools
 import math
-from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 import shapely
 
 from rules.ruleset import GridRules, Ruleset
 from rules.scene import Model, Scene, Terrain
+from rules.squares import Grid, Square, squares_crossed
 from rules.verdict import Findings, MoveReport, Verdict
 
-Square = tuple[int, int]
 _STEPS: tuple[Square, ...] = ((1, 0), (-1, 0), (0, 1), (0, -1))
 #: Door states through which anyone may come in from outside.
 OPEN_DOOR = frozenset({"open", "broken", "hacked"})
-
-
-@dataclass(frozen=True)
-class Grid:
-    """Where the squares lie: the table position of a square corner, rotation, side."""
-
-    square_in: float = 1.0
-    origin: tuple[float, float] = (0.0, 0.0)
-    angle_deg: float = 0.0
-
-    def to_grid(self, x: float, y: float) -> tuple[float, float]:
-        """Table inches to grid units (squares along the grid's own axes)."""
-        a = math.radians(self.angle_deg)
-        dx, dy = x - self.origin[0], y - self.origin[1]
-        u = (dx * math.cos(a) + dy * math.sin(a)) / self.square_in
-        v = (-dx * math.sin(a) + dy * math.cos(a)) / self.square_in
-        return u, v
-
-    def to_table(self, u: float, v: float) -> tuple[float, float]:
-        """Grid units to table inches."""
-        a = math.radians(self.angle_deg)
-        x = self.origin[0] + self.square_in * (u * math.cos(a) - v * math.sin(a))
-        y = self.origin[1] + self.square_in * (u * math.sin(a) + v * math.cos(a))
-        return x, y
-
-    def square_of(self, x: float, y: float) -> Square:
-        u, v = self.to_grid(x, y)
-        return math.floor(u), math.floor(v)
-
-    def centre(self, square: Square) -> tuple[float, float]:
-        return self.to_table(square[0] + 0.5, square[1] + 0.5)
 
 
 class DeckMap:
@@ -188,27 +153,8 @@ def _components(cells: dict[Square, tuple[bool, bool, bool]]) -> dict[Square, in
     return label
 
 
-def squares_crossed(start: Square, end: Square) -> list[Square]:
-    """The squares a straight line from the centre of ``start`` to that of ``end`` passes
-    through, in order, ``start`` excluded. Squares it only touches at a corner do not count.
-    """
-    dx, dy = end[0] - start[0], end[1] - start[1]
-    cuts = {Fraction(0), Fraction(1)}
-    for d in (dx, dy):
-        for k in range(abs(d)):
-            cuts.add(Fraction(2 * k + 1, 2 * abs(d)))  # where it crosses a square's side
-    ts = sorted(cuts)
-    out: list[Square] = []
-    for a, b in itertools.pairwise(ts):
-        mid = (a + b) / 2
-        square = (start[0] + round(mid * dx), start[1] + round(mid * dy))
-        if square != start and (not out or out[-1] != square):
-            out.append(square)
-    return out
-
-
 class GridReferee:
-    """Judges moves on a square grid; the same verdicts as ``rules.judge.Referee``."""
+    """Judges moves on a square grid; the same verdicts as ``rules.referee.Referee``."""
 
     def __init__(self, scene: Scene, ruleset: Ruleset) -> None:
         assert ruleset.grid is not None

@@ -15,9 +15,9 @@ from shapely.geometry import Polygon
 
 from rules.errors import InputError, from_validation
 from rules.geometry import Base, Pose
-from rules.grid import Grid
 from rules.ruleset import Ruleset, load_ruleset
 from rules.scene import Model, Scene, Table, Terrain
+from rules.squares import Grid
 
 Inches = Annotated[float, Field(ge=0)]
 Mm = Annotated[float, Field(gt=0)]

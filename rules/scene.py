@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 import shapely
 from shapely.geometry import Polygon
 
 from rules.geometry import Base, Pose
-
-if TYPE_CHECKING:
-    from rules.grid import Grid
+from rules.squares import Grid
 
 
 @dataclass(frozen=True)

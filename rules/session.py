@@ -23,10 +23,10 @@ from typing import Any, Literal, ParamSpec, TypeVar
 from shapely.geometry import Polygon
 
 from rules.geometry import Pose
-from rules.grid import Grid
 from rules.referee import referee_for
 from rules.ruleset import Ruleset
 from rules.scene import Model, Scene, Table, Terrain
+from rules.squares import Grid
 from rules.verdict import Finding, MoveReport, RuleName
 
 #: What players may decide about a flag: let it stand (accept) or set it aside (dismiss).

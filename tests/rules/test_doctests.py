@@ -12,6 +12,7 @@ MODULES = [
     "rules.pathing",
     "rules.ruleset",
     "rules.grid",
+    "rules.squares",
     "vision.aruco",
     "calibration.printing",
     "vision.tracking",

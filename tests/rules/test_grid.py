@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from rules.errors import InputError
-from rules.grid import Grid, squares_crossed
 from rules.referee import referee_for
 from rules.scenario import Scenario
+from rules.squares import Grid, squares_crossed
 from rules.verdict import Verdict
 
 BASE = {"shape": "round", "diameter_mm": 25}
