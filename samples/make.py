@@ -2,13 +2,14 @@
 
     .venv/bin/python samples/make.py                 # every game
     .venv/bin/python samples/make.py necromunda ...  # only these
+    .venv/bin/python samples/make.py render STORYBOARD.toml OUT.mp4   # one clip
 
 For each game folder ``samples/<game>/`` (the folder is named after the game):
 
 * checks that ``table.toml``, ``roster.toml`` and ``terrain.toml`` describe the same table,
   models and terrain as the footage script ``storyboard.toml`` (the script adds only where
   things stand and what happens);
-* renders ``match.mp4`` from ``storyboard.toml`` (``vision.footage``);
+* renders ``match.mp4`` from ``storyboard.toml`` (``vision.rig.footage``);
 * writes ``camera.toml``: the intrinsics of the storyboard's camera, as a calibration of
   that camera would give them;
 * prints ``markers.pdf`` with ``tablesight markers``: every marker the table, the roster
@@ -61,7 +62,7 @@ def pin_pdf(path: Path) -> None:
 def check_files(folder: Path) -> None:
     """table.toml, roster.toml and terrain.toml say what the storyboard films."""
     from calibration.table import TableSpec
-    from vision.footage import load_storyboard
+    from vision.rig.footage import load_storyboard
     from vision.roster import load_roster, load_terrain
 
     board = load_storyboard(folder / "storyboard.toml")
@@ -76,7 +77,7 @@ def check_files(folder: Path) -> None:
 
 def camera_toml(folder: Path) -> str:
     """camera.toml for the storyboard's camera, as ``tablesight calibrate camera`` writes it."""
-    from vision.footage import load_storyboard
+    from vision.rig.footage import load_storyboard
 
     camera = load_storyboard(folder / "storyboard.toml").camera
     rows = ", ".join("[" + ", ".join(repr(float(v)) for v in r) + "]" for r in camera.camera_matrix)
@@ -134,7 +135,7 @@ def markers_pdf(folder: Path) -> None:
 
 def make(game: str) -> str:
     folder = SAMPLES / game
-    from vision.footage import load_storyboard, write_video
+    from vision.rig.footage import load_storyboard, write_video
 
     check_files(folder)
     info = write_video(load_storyboard(folder / "storyboard.toml"), folder / "match.mp4")
@@ -163,7 +164,30 @@ def charuco_board() -> None:
     pin_pdf(out)
 
 
+def render(storyboard: str, out: str) -> int:
+    """Render one storyboard to a video file (``.mp4`` or ``.avi``)."""
+    from rules.errors import InputError
+    from vision.rig.footage import load_storyboard, write_video
+
+    try:
+        info = write_video(load_storyboard(Path(storyboard)), Path(out))
+    except InputError as exc:
+        print(f"make.py: {exc}", file=sys.stderr)
+        return 2
+    rate = info.bytes / info.seconds / 1e6 if info.seconds else 0.0
+    print(
+        f"{info.frames} frames, {info.seconds:.2f} s, {info.bytes} bytes "
+        f"({rate:.2f} MB per second, {info.fourcc}): {info.path}"
+    )
+    return 0
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["render"]:
+        if len(argv) != 3:
+            print("usage: samples/make.py render STORYBOARD.toml OUT.mp4|OUT.avi", file=sys.stderr)
+            return 2
+        return render(argv[1], argv[2])
     games = argv or list(GAMES)
     unknown = [g for g in games if g not in GAMES]
     if unknown:

@@ -28,10 +28,10 @@ from calibration.camera import CameraModel
 from calibration.table import MM_PER_IN
 from rules.referee import referee_for
 from rules.scenario import Scenario
-from vision.footage import Bump, Move, load_storyboard
+from vision.rig.footage import Bump, Move, load_storyboard
+from vision.rig.synth import PlacedMarker
 from vision.script import Script
 from vision.setup import Setup
-from vision.synth import PlacedMarker
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"

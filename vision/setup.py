@@ -10,11 +10,11 @@ from pathlib import Path
 
 from calibration.camera import CameraModel
 from calibration.table import TableSpec
-from rules.squares import Grid
 from rules.ruleset import Ruleset, load_ruleset
 from rules.scenario import GridIn
 from rules.scene import Table
 from rules.session import Session
+from rules.squares import Grid
 from vision.pipeline import Pipeline
 from vision.roster import RosterModel, TerrainPiece, load_roster, load_terrain, profile
 

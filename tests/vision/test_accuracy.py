@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from vision.evaluate import measure
+from vision.rig.accuracy import measure
 
 
 @pytest.fixture(scope="module")

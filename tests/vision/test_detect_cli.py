@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tests.test_cli import tablesight
-from vision.synth import PinholeCamera, PlacedMarker, Shot, render_table
+from vision.rig.synth import PinholeCamera, PlacedMarker, Shot, render_table
 
 TABLE = """
 [table]

@@ -1,6 +1,6 @@
 """A Necromunda match on rendered footage: hands move models, hover over them, knock the tripod.
 
-``necromunda_match.toml`` (beside this file) is rendered by ``vision.footage`` at 1280 x 720,
+``necromunda_match.toml`` (beside this file) is rendered by ``vision.rig.footage`` at 1280 x 720,
 run through the pipeline and a session whose movement phase starts at the first frame,
 and what the referee says is checked against numbers worked out by hand from the
 storyboard. The footage is rendered once for the module and refereed twice: as
@@ -26,9 +26,10 @@ from rules.geometry import Pose
 from rules.ruleset import load_ruleset
 from rules.scene import Table
 from rules.session import Event, Session
-from vision import footage
 from vision.aruco import MarkerDetector
-from vision.footage import (
+from vision.pipeline import Pipeline
+from vision.rig import footage
+from vision.rig.footage import (
     REACH_S,
     Bump,
     Cover,
@@ -38,9 +39,8 @@ from vision.footage import (
     load_storyboard,
     write_video,
 )
-from vision.pipeline import Pipeline
+from vision.rig.synth import PlacedMarker, render_table
 from vision.roster import profile
-from vision.synth import PlacedMarker, render_table
 from vision.tracking import Tracker
 
 STORYBOARD = Path(__file__).with_name("necromunda_match.toml")
@@ -315,7 +315,7 @@ def test_footage_from_the_command_line(tmp_path):
     (tmp_path / "short.toml").write_text(text)
     out = tmp_path / "short.avi"
     result = subprocess.run(
-        [sys.executable, "-m", "vision.footage", str(tmp_path / "short.toml"), str(out)],
+        [sys.executable, "samples/make.py", "render", str(tmp_path / "short.toml"), str(out)],
         capture_output=True,
         text=True,
         cwd=REPO,

@@ -13,9 +13,9 @@ from rules.scenario import RoundBase
 from rules.scene import Model, Table
 from rules.session import Session
 from vision.pipeline import Pipeline
+from vision.rig.synth import PinholeCamera, PlacedMarker, Shot, render_table
 from vision.roster import RosterModel
 from vision.sources import Frame
-from vision.synth import PinholeCamera, PlacedMarker, Shot, render_table
 
 AT = [(1.5, 1.5), (42.5, 1.5), (42.5, 28.5), (1.5, 28.5)]
 TABLE = TableSpec(

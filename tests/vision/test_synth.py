@@ -15,7 +15,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.synth import (
+from vision.rig.synth import (
     CLEAN_SHOT,
     INK_BGR,
     MM_PER_IN,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from vision.synth import PinholeCamera
-from vision.throughput import (
+from vision.rig.synth import PinholeCamera
+from vision.rig.throughput import (
     BASELINE,
     BASELINE_THREADED,
     LIVE,

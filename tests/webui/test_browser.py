@@ -30,9 +30,9 @@ from rules.ruleset import load_ruleset
 from tests.vision.test_pipeline import ROSTER, TABLE, shot
 from tests.webui.conftest import BROWSER, WAIT_MS
 from vision.game import Game
+from vision.rig.synth import PinholeCamera
 from vision.setup import Setup
 from vision.sources import FileSource
-from vision.synth import PinholeCamera
 from webui.app import STATE_HZ
 from webui.serve import Server
 

@@ -1,6 +1,6 @@
 """Frames per second of the whole referee on video: decode, detect, map, track, judge, record.
 
-The footage is rendered by ``vision.synth``: the 44 x 30 in table of ``vision.evaluate``
+The footage is rendered by ``vision.rig.synth``: the 44 x 30 in table of ``vision.rig.accuracy``
 seen by its camera (14 in in front of the near edge, 30 in up) at 1920 x 1080 and
 3840 x 2160, with the four corner anchors and 40 models on a jittered grid (markers of
 25, 30 and 35 mm, at least the 23 mm that ``marker_size_table`` asks of this table at
@@ -32,7 +32,7 @@ one before it) and with frames handed over at a camera's 30 fps, the newest only
 Recording is not in the figures by default: ``record`` is called with each frame and its
 events when it is given (in every pipeline loop, timed with it), and is none by default.
 
-``python -m vision.throughput`` prints the table.
+``python -m vision.rig.throughput`` prints the table.
 """
 
 from __future__ import annotations
@@ -61,11 +61,11 @@ from calibration.table import MM_PER_IN, Anchor, TableKeys, TableSpec
 from rules.ruleset import load_ruleset
 from rules.scene import Table
 from rules.session import Event, Session
-from vision.evaluate import marked_model, scene_camera
 from vision.pipeline import Pipeline
+from vision.rig.accuracy import marked_model, scene_camera
+from vision.rig.synth import PinholeCamera, PlacedMarker, Shot, render_table
 from vision.roster import RosterModel, profile
 from vision.sources import Frame
-from vision.synth import PinholeCamera, PlacedMarker, Shot, render_table
 
 TABLE_IN = (44.0, 30.0)
 DICTIONARY = "4x4_250"
@@ -196,7 +196,7 @@ def make_footage(
     place; the pairs take turns, so their moves settle on different frames. Frames that
     show the same places share up to ``distinct`` renders in all, cycled. ``hold`` must
     outlast the tracker's settling time (10 frames at 30 fps) for the moves to be judged.
-    ``camera`` defaults to ``vision.evaluate``'s at ``size``.
+    ``camera`` defaults to ``vision.rig.accuracy``'s at ``size``.
     """
     width, height = size
     camera = camera or scene_camera(width, height)
@@ -865,26 +865,3 @@ def report(rows: list[Row]) -> str:
             ]
         lines.append(f"{r.resolution:<7}{r.loop:<34}" + "; ".join(seen))
     return "\n".join(lines)
-
-
-if __name__ == "__main__":
-    import argparse
-
-    parser = argparse.ArgumentParser(
-        prog="python -m vision.throughput", description=(__doc__ or "").splitlines()[0]
-    )
-    parser.add_argument("--threads", type=int, help="cv2.setNumThreads for the run")
-    parser.add_argument(
-        "--frames",
-        action="append",
-        default=[],
-        metavar="HEIGHT=N",
-        help=f"frames per loop at an image height (default {FRAMES})",
-    )
-    args = parser.parse_args()
-    if args.threads is not None:
-        cv2.setNumThreads(args.threads)
-    counts = {int(h): int(n) for h, n in (item.split("=") for item in args.frames)}
-    started = time.perf_counter()
-    print(report(run(frames=counts)))
-    print(f"\n(this run took {time.perf_counter() - started:.0f} s)")

@@ -1,7 +1,7 @@
 """How accurately the camera side finds models: rendered tables against ground truth.
 
 A 44 x 30 in table is photographed at 1920 x 1080 by the project's synthetic camera
-(``vision.synth``: a pinhole with lens distortion, blur, noise, a lighting gradient and
+(``vision.rig.synth``: a pinhole with lens distortion, blur, noise, a lighting gradient and
 JPEG) from above and in front of its near edge. The camera is first calibrated from
 rendered ChArUco views, as a user would; then each frame goes through the real
 pipeline (detect, solve the table pose from the four corner anchors, map every marker
@@ -23,14 +23,14 @@ from calibration.table import MM_PER_IN, Anchor, TableKeys, TableSpec
 from rules.scenario import RoundBase
 from vision.aruco import MarkerDetector
 from vision.locate import locate
-from vision.roster import RosterModel
-from vision.synth import (
+from vision.rig.synth import (
     PinholeCamera,
     PlacedMarker,
     Shot,
     random_charuco_views,
     render_table,
 )
+from vision.roster import RosterModel
 from vision.tablepose import TablePose
 
 TABLE_IN = (44.0, 30.0)
@@ -205,7 +205,7 @@ def detect_and_map_timings(repeats: int = 5) -> list[object]:
     frames (the ratio column)."""
     import time
 
-    from rules.benchmark import Timing
+    from vision.rig.rulesbench import Timing
 
     table = table_spec()
     anchors = [
@@ -365,15 +365,3 @@ def marker_size_table() -> str:
 
 def _side(px: np.ndarray) -> float:
     return float(np.linalg.norm(px - np.roll(px, -1, axis=0), axis=1).mean())
-
-
-if __name__ == "__main__":
-    import sys
-
-    if sys.argv[1:] == ["settings"]:
-        print(settings_study())
-    elif sys.argv[1:] == ["sizes"]:
-        print(marker_size_table())
-    else:
-        for key, value in measure(frames=4, models=40).summary().items():
-            print(f"{key:>24}: {value:.4f}")

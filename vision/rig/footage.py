@@ -17,7 +17,7 @@ as a video file, and ``board.pose_at(model, t)`` is the ground truth: where each
 truly is at any time (in the hand, part way along its path, while carried).
 
 Rendering: every distinct state of the table (camera, and where the models rest) is
-drawn once by :func:`vision.synth.render_table` and reused, so a still stretch costs one
+drawn once by :func:`vision.rig.synth.render_table` and reused, so a still stretch costs one
 render; hands are drawn over it in image space at ``motion_hz`` (10 Hz: each picture is
 held for 3 frames at 30 fps). A hand is a skin-toned palm with fingers, a thumb and a
 forearm reaching to the border of the picture nearest its path, shaded towards its
@@ -27,10 +27,10 @@ the markers' cards (``decorate``). The sensor noise of a picture is fixed when i
 rendered: frames that show the same state are identical.
 
 The storyboard can be a TOML file (:func:`load_storyboard`); a malformed one is one
-line naming the file and the field. ``python -m vision.footage STORYBOARD.toml OUT.mp4``
+line naming the file and the field. ``python -m vision.rig.footage STORYBOARD.toml OUT.mp4``
 writes the video. The file has ``duration_s`` (and optionally ``fps``, ``motion_hz``,
 ``texture_seed``, ``decorate``, a ``[shot]`` table with ``seed`` and the other
-:class:`vision.synth.Shot` fields), ``[table]`` and ``[[anchors]]`` as in ``table.toml``,
+:class:`vision.rig.synth.Shot` fields), ``[table]`` and ``[[anchors]]`` as in ``table.toml``,
 ``[camera]`` (``position``, ``look_at``, ``size``, ``hfov_deg``, ``dist``), ``[[models]]``
 as in ``roster.toml`` plus ``start = [x, y, heading]``, ``[[terrain]]`` as in
 ``terrain.toml`` plus ``at = [x, y, heading]``, and ``[[actions]]`` in time order::
@@ -60,7 +60,6 @@ as in ``roster.toml`` plus ``start = [x, y, heading]``, ``[[terrain]]`` as in
 from __future__ import annotations
 
 import math
-import sys
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -76,9 +75,9 @@ from calibration.table import MM_PER_IN, Anchor, TableKeys, TableSpec, marker_co
 from rules.errors import InputError, field_path, load_toml
 from rules.geometry import Pose
 from rules.scenario import OvalBase, RoundBase
+from vision.rig.synth import PinholeCamera, PlacedMarker, Shot, render_table
 from vision.roster import RosterModel, TerrainPiece
 from vision.sources import Frame
-from vision.synth import PinholeCamera, PlacedMarker, Shot, render_table
 
 __all__ = [
     "FOURCC",
@@ -936,26 +935,3 @@ def load_storyboard(path: Path) -> Storyboard:
         where, _, what = str(exc).partition(": ")
         where = "models" + where.removeprefix("roster") if where.startswith("roster") else where
         raise InputError(f"{path}: {where}: {what}") from None
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m vision.footage STORYBOARD.toml OUT.mp4``: render and write the video."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 2 or args[0] in ("-h", "--help"):
-        print("usage: python -m vision.footage STORYBOARD.toml OUT.mp4|OUT.avi", file=sys.stderr)
-        return 2
-    try:
-        info = write_video(load_storyboard(Path(args[0])), Path(args[1]))
-    except ValueError as exc:  # InputError included
-        print(f"footage: {exc}", file=sys.stderr)
-        return 2
-    rate = info.bytes / info.seconds / 1e6 if info.seconds else 0.0
-    print(
-        f"{info.frames} frames, {info.seconds:.2f} s, {info.bytes} bytes "
-        f"({rate:.2f} MB per second, {info.fourcc}): {info.path}"
-    )
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
