@@ -7,8 +7,10 @@ model moved twice is judged on its whole displacement). Declarations (action, ta
 roll) may come before or after the move; a change re-judges it. A violation that goes
 away (the player moves the model back) is reported ``resolved``, not forgotten.
 
-Pure Python: the camera side calls ``moved``, ``hidden`` and ``camera_*``; it never
-reaches in.
+Pure Python: the camera side hands over one observation per frame (``observe``); it
+never reaches in. Each observation becomes the journaled inputs below (``seen``,
+``moved``, ``hidden``, ``lost``, ``camera_bumped``, ``place_terrain``), so a journal
+replays without the camera.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any, Literal, ParamSpec, TypeVar
 from shapely.geometry import Polygon
 
 from rules.geometry import Pose
+from rules.observation import Observed
 from rules.referee import referee_for
 from rules.ruleset import Ruleset
 from rules.scene import Model, Scene, Table, Terrain
@@ -212,6 +215,41 @@ class Session:
         return []
 
     # -- what the camera side reports ------------------------------------------------------
+
+    def observe(self, observation: Observed) -> list[Event]:
+        """One frame's observation: the events it causes.
+
+        In order: a camera bump, terrain placed or moved, every finished move, then each
+        model's other news (hidden, lost, first seen). A frame without the table says
+        nothing: a hand over the anchors is not news.
+        """
+        if not observation.table_seen:
+            return []
+        t, frame = observation.t, observation.frame
+        events: list[Event] = []
+        if observation.camera_shift_in is not None:
+            events += self.camera_bumped(
+                t,
+                frame,
+                observation.bump_message,
+                observation.camera_shift_in,
+                observation.bump_limit_in,
+            )
+        for piece in observation.terrain:
+            self.place_terrain(
+                piece.id, [list(p) for p in piece.polygon], piece.height_in, list(piece.keywords)
+            )
+        for m in observation.models:
+            if m.has("moved"):
+                events += self.moved(t, frame, m.id, m.pose, m.sigma_in)
+        for m in observation.models:
+            if m.has("hidden"):
+                events += self.hidden(t, frame, m.id)
+            if m.has("lost"):
+                events += self.lost(t, frame, m.id, m.unseen_s)
+            if m.has("first_seen"):
+                self.seen(m.id, m.pose, m.sigma_in)
+        return events
 
     @_journaled
     def seen(self, model_id: str, pose: Pose, sigma_in: float = 0.0) -> None:
