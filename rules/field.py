@@ -62,7 +62,7 @@ def on_top_of(terrain: Terrain, pose: Pose, tolerance_in: float) -> bool:
 class MoveField:
     """The obstacles and regions one mover meets, for ``rules.pathing.shortest_path``.
 
-    ``zone_ids`` are the models whose zones are obstacles (see ``rules.judge``).
+    ``zone_ids`` are the models whose zones are obstacles (see ``rules.checks``).
     """
 
     def __init__(

@@ -1,14 +1,23 @@
-"""The referee for a game: measured in inches, or counted in squares."""
+"""The referee for a game: measured in inches (``Referee``), or counted in squares.
+
+``Referee(scene, ruleset).judge()`` returns a ``Verdict``: the violations (illegal
+moves), the advisories (consequences such as rolls to make, and close calls), and for
+every moved model the distances that were measured. It runs the checks of
+:mod:`rules.checks` on each model judged, then on each unit involved; a violation whose
+margin lies inside what the positions may be off becomes a close call.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Protocol
 
+from rules import checks
 from rules.grid import GridReferee
-from rules.judge import Referee
+from rules.measure import Measure
 from rules.ruleset import Ruleset
-from rules.scene import Scene
-from rules.verdict import Verdict
+from rules.scene import Model, Scene
+from rules.verdict import Finding, Findings, MoveReport, Verdict
 
 
 class Judge(Protocol):
@@ -24,3 +33,70 @@ def referee_for(scene: Scene, ruleset: Ruleset) -> Judge:
     if ruleset.grid is not None:
         return GridReferee(scene, ruleset)
     return Referee(scene, ruleset)
+
+
+class Referee:
+    """Judges the moves of one scene under one ruleset, measured in inches."""
+
+    def __init__(self, scene: Scene, ruleset: Ruleset) -> None:
+        self.scene = scene
+        self.rules = ruleset
+        self.measure = Measure(scene, ruleset)
+
+    def judge(self) -> Verdict:
+        """Judge every model that moved or declared an action, and the units they belong to."""
+        return self._judge([m.id for m in self.scene.moved()])
+
+    def judge_model(self, model_id: str) -> Verdict:
+        """Judge one model's move, its zones and its unit's coherency."""
+        return self._judge([model_id])
+
+    def _judge(self, ids: list[str]) -> Verdict:
+        """Run every check on the models of ``ids`` and their units."""
+        out = Findings()
+        self.measure.batch = frozenset(ids)
+        moves = {model_id: self._judge_move(self.scene.model(model_id), out) for model_id in ids}
+        units = {(m.side, m.unit) for m in map(self.scene.model, ids)}
+        for side, unit in sorted(units):
+            for unit_check in checks.UNIT_CHECKS:
+                unit_check(self.measure, side, unit, out)
+        violations = []
+        for finding in out.violations:
+            call = self.too_close_to_call(finding)
+            if call is None:
+                violations.append(finding)
+            else:
+                out.advisories.append(call)
+        return Verdict(tuple(violations), tuple(out.advisories), moves)
+
+    def _judge_move(self, mover: Model, out: Findings) -> MoveReport:
+        """Run the move checks on one model, in order; what was measured of its move."""
+        action = checks.declared_action(self.measure, mover, out)
+        move = checks.Move(mover, action, self.measure.allowance(mover, action))
+        checks.engaged(self.measure, move, out)
+        report = checks.movement(self.measure, move, out)
+        move = dataclasses.replace(move, route=report.route)
+        for check in checks.MOVE_CHECKS:
+            check(self.measure, move, out)
+        return report
+
+    def too_close_to_call(self, finding: Finding) -> Finding | None:
+        """A ``close_call`` for a violation whose margin lies inside the uncertainty.
+
+        Every measured violation is one whose measurement is more than the tolerance from
+        its limit; when the rest of that gap is within what the positions may be off, the
+        camera cannot tell, and the referee says so instead of flagging it.
+        """
+        if finding.measured is None or finding.limit is None:
+            return None
+        sigma = self.measure.uncertainty_in(finding)
+        margin = abs(finding.measured - finding.limit) - self.measure.tol
+        if sigma <= 0 or margin > sigma:
+            return None
+        return dataclasses.replace(
+            finding,
+            rule="close_call",
+            message=f"{finding.message}; {finding.measured:.2f} in +/- {sigma:.2f}: "
+            f"too close to call ({finding.rule})",
+            uncertainty=sigma,
+        )

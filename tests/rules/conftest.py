@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from shapely.geometry import MultiPoint
 
-from rules.judge import Referee
+from rules.referee import Referee
 from rules.scenario import Scenario
 from rules.verdict import Finding, Verdict
 

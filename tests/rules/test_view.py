@@ -6,11 +6,11 @@ import math
 
 import pytest
 
-from rules.board import describe, measure, neighbours
 from rules.geometry import Base, Pose
 from rules.ruleset import load_ruleset
 from rules.scene import Model, Table
 from rules.session import Session
+from rules.view import describe, measure, neighbours
 
 INCH = Base.round(25.4)
 

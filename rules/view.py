@@ -14,8 +14,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from rules.coherency import in_coherency, rise_between, spanning_tree
 from rules.geometry import Pose, centre_to_base, edge_distance
-from rules.judge import Referee
+from rules.measure import Measure
 from rules.scene import Model, Scene
 from rules.session import Session
 
@@ -104,11 +105,11 @@ def zones(session: Session, scene: Scene) -> list[dict[str, Any]]:
     zone = session.ruleset.zone
     if zone is None or session.ruleset.grid is not None or not scene.models:
         return []
-    referee = Referee(scene, session.ruleset)
+    measure = Measure(scene, session.ruleset)
     movers = [m for m in scene.models if session.side in (None, m.side)]
     sources: dict[str, Model] = {}
     for mover in movers:
-        for source in referee.zone_sources(mover):
+        for source in measure.zone_sources(mover):
             sources.setdefault(source.id, source)
     return [
         {
@@ -123,7 +124,7 @@ def zones(session: Session, scene: Scene) -> list[dict[str, Any]]:
 
 def links(session: Session, scene: Scene) -> list[dict[str, Any]]:
     """Each unit's coherency links: the shortest links that join the unit (a minimum
-    spanning tree), each marked ``ok`` when within the coherency range."""
+    spanning tree), each marked ``ok`` when in coherency (:mod:`rules.coherency`)."""
     coherency = session.ruleset.coherency
     if coherency is None:
         return []
@@ -132,9 +133,8 @@ def links(session: Session, scene: Scene) -> list[dict[str, Any]]:
         units.setdefault((m.side, m.unit), []).append(m)
     out = []
     for members in units.values():
-        for a, b, gap in _spanning_tree(members):
-            rise = abs(a.pose.z - b.pose.z)
-            ok = gap <= coherency.range_in + scene.tolerance_in and rise <= coherency.vertical_in
+        for a, b, gap in spanning_tree(members):
+            ok = in_coherency(gap, rise_between(a, b), coherency, scene.tolerance_in)
             out.append(
                 {
                     "a": a.id,
@@ -146,29 +146,6 @@ def links(session: Session, scene: Scene) -> list[dict[str, Any]]:
                 }
             )
     return out
-
-
-def _spanning_tree(members: list[Model]) -> list[tuple[Model, Model, float]]:
-    """Prim's algorithm over edge-to-edge distances."""
-    if len(members) < 2:
-        return []
-    inside, edges = [members[0]], []
-    best = {
-        m.id: (edge_distance(members[0].base, members[0].pose, m.base, m.pose), members[0])
-        for m in members[1:]
-    }
-    rest = {m.id: m for m in members[1:]}
-    while rest:
-        mid = min(rest, key=lambda k: best[k][0])
-        m = rest.pop(mid)
-        gap, via = best[mid]
-        edges.append((via, m, gap))
-        inside.append(m)
-        for k, other in rest.items():
-            d = edge_distance(m.base, m.pose, other.base, other.pose)
-            if d < best[k][0]:
-                best[k] = (d, m)
-    return edges
 
 
 def flags(session: Session) -> list[dict[str, Any]]:

@@ -1,0 +1,196 @@
+"""What the checks measure on one scene under one ruleset: distances, zones and routes.
+
+``Measure(scene, ruleset)`` answers in table inches, and keeps what it works out (the
+models' positions as arrays, each mover's zone sources) for the checks of one judgement.
+The checks (:mod:`rules.checks`) ask it; the views ask it which zones to draw.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from rules.field import MoveField
+from rules.geometry import Pose, edge_distance, gap_lower_bound
+from rules.pathing import Path, shortest_path
+from rules.ruleset import ActionRules, Ruleset
+from rules.scene import Model, Scene
+from rules.verdict import Finding
+
+
+class Measure:
+    """Distances, zones and routes on one scene under one ruleset, in inches."""
+
+    def __init__(self, scene: Scene, ruleset: Ruleset) -> None:
+        self.scene = scene
+        self.rules = ruleset
+        self.tol = scene.tolerance_in
+        #: The models judged together: a pair of them is reported once.
+        self.batch: frozenset[str] = frozenset()
+        self._sources: dict[str, list[Model]] = {}
+        self._xy: np.ndarray | None = None
+        self._reach = np.zeros(0)
+
+    # -- a move's allowance and how sure a measurement is ------------------------------------
+
+    def allowance(self, mover: Model, action: ActionRules) -> float:
+        """How far the declared action lets the model move, in inches."""
+        allowance = mover.movement_in * action.factor
+        if action.add_roll and mover.roll is not None:
+            allowance += mover.roll
+        if action.max_in is not None:
+            allowance = min(allowance, action.max_in)
+        return allowance
+
+    def uncertainty_in(self, finding: Finding) -> float:
+        """How far a finding's measurement may be off, from the positions it was taken from.
+
+        A moved model counts twice (where it started and where it stands), another model
+        once; independent errors add in quadrature.
+        """
+        model = self.scene.model(finding.model)
+        ends = 2 if model.end is not None else 1
+        total = ends * model.sigma_in**2
+        other = self.scene.get(finding.other)  # None for terrain and table edges
+        if other is not None:
+            total += other.sigma_in**2
+        return math.sqrt(total)
+
+    # -- distances ---------------------------------------------------------------------------
+
+    def distance(
+        self, a: Model, b: Model, at_start: bool = False, within: float = math.inf
+    ) -> float:
+        """Edge-to-edge distance between two models as they stand (or stood at ``a``'s start).
+
+        When the bases are certainly further apart than ``within``, a cheaper lower bound
+        (still above ``within``) is returned instead.
+        """
+        pose_a = a.start if at_start else a.pose
+        pose_b = b.start if at_start else b.pose
+        bound = gap_lower_bound(a.base, pose_a, b.base, pose_b)
+        if bound > within:
+            return bound
+        return edge_distance(a.base, pose_a, b.base, pose_b)
+
+    def nearby(self, mover: Model, within: float) -> list[Model]:
+        """The other models that may stand within ``within`` of ``mover`` (edge to edge).
+
+        A cheap, vectorised first cut (centre distance less both reaches); what it lets
+        through is then measured exactly.
+        """
+        if self._xy is None:
+            self._xy = np.asarray([m.pose.xy for m in self.scene.models], dtype=float)
+            self._reach = np.asarray([m.base.reach_in for m in self.scene.models], dtype=float)
+        p = mover.pose
+        bound = np.hypot(self._xy[:, 0] - p.x, self._xy[:, 1] - p.y) - self._reach
+        idx = np.flatnonzero(bound - mover.base.reach_in <= within)
+        return [self.scene.models[k] for k in idx if self.scene.models[k].id != mover.id]
+
+    def reports_pair(self, mover: Model, other: Model) -> bool:
+        """Whether a finding about the pair goes under ``mover``: the first id when both
+        are judged together."""
+        return other.id not in self.batch or mover.id < other.id
+
+    def in_contact(self, a: Model, b: Model) -> bool:
+        """Whether two bases touch, give or take the tolerance."""
+        return self.distance(a, b, within=self.tol) <= self.tol
+
+    def charge_reached(self, mover: Model) -> bool:
+        """Whether a charger ended within the zone's range of its target."""
+        target = self.scene.get(mover.target)
+        zone = self.rules.zone.range_in if self.rules.zone else 1.0
+        return target is not None and self.distance(mover, target) <= zone + self.tol
+
+    # -- zones -------------------------------------------------------------------------------
+
+    def zone_sources(self, mover: Model) -> list[Model]:
+        """Models whose zone ``mover`` may not enter, before any action's exemption."""
+        if mover.id not in self._sources:
+            self._sources[mover.id] = [m for m in self.scene.models if self._projects(m, mover)]
+        return self._sources[mover.id]
+
+    def _projects(self, other: Model, mover: Model) -> bool:
+        """Whether ``other`` projects a zone that ``mover`` must keep out of."""
+        zone = self.rules.zone
+        if zone is None or other.id == mover.id:
+            return False
+        if any(mover.has(k) for k in zone.movers_exempt_keywords):
+            return False
+        if other.is_friend_of(mover) and (
+            zone.applies_to == "enemy" or zone.friendly_entry == "ramming"
+        ):
+            return False
+        if any(other.has(k) for k in zone.sources_exclude_keywords):
+            return False
+        exempt = zone.exempt_when_status_all
+        return not (exempt and all(s in other.status for s in exempt))
+
+    def zone_models(self, mover: Model) -> list[Model]:
+        """The kind of model the zone rule speaks of (Necromunda: enemy fighters, whatever
+        their status), whose base contact a charge must make."""
+        zone = self.rules.zone
+        excluded = zone.sources_exclude_keywords if zone else []
+        return [
+            m
+            for m in self.scene.models
+            if not m.is_friend_of(mover) and not any(m.has(k) for k in excluded)
+        ]
+
+    def zone_exempt(self, mover: Model, action: ActionRules) -> set[str]:
+        """Models whose zone the declared action lets ``mover`` enter, judged at its end."""
+        target = self.scene.get(mover.target)
+        sources = self.zone_sources(mover)
+        if action.zone_exempt == "all":
+            return {m.id for m in sources}
+        if (
+            action.zone_exempt == "target_if_contact"
+            and target is not None
+            and not target.is_friend_of(mover)
+            and self.in_contact(mover, target)
+        ):
+            return {target.id}
+        touching = {m.id for m in self.nearby(mover, self.tol)}
+        if action.zone_exempt == "all_if_contact" and any(
+            self.in_contact(mover, m) for m in self.zone_models(mover) if m.id in touching
+        ):
+            return {m.id for m in sources}
+        return set()
+
+    # -- routes ------------------------------------------------------------------------------
+
+    def path(
+        self, mover: Model, zone_ids: frozenset[str], bound_in: float = math.inf
+    ) -> tuple[Path | None, MoveField]:
+        """The shortest legal path from ``mover``'s start to its end, keeping out of the
+        zones of ``zone_ids`` (None if none is shorter than ``bound_in``), and its field."""
+        field_ = MoveField(self.scene, self.rules, mover, zone_ids)
+        return shortest_path(mover.start.xy, mover.pose.xy, field_, bound_in=bound_in), field_
+
+    def route_to(
+        self,
+        probe: Model,
+        target: Model,
+        zone_ids: frozenset[str],
+        ignore: frozenset[str] = frozenset(),
+    ) -> Path | None:
+        """Shortest route from ``probe``'s start to ``target``'s centre.
+
+        The target, and the models in ``ignore``, are not obstacles on the way.
+        """
+        scene = Scene(
+            self.scene.table,
+            tuple(m for m in self.scene.models if m.id != target.id and m.id not in ignore),
+            self.scene.terrain,
+            self.scene.tolerance_in,
+        )
+        moving = _moved_to(probe, target.pose.xy)
+        field_ = MoveField(scene, self.rules, moving, zone_ids)
+        return shortest_path(moving.start.xy, moving.pose.xy, field_)
+
+
+def _moved_to(model: Model, xy: tuple[float, float]) -> Model:
+    """``model`` as if it had moved from its start to ``xy``."""
+    return dataclasses.replace(model, end=Pose(xy[0], xy[1], model.start.heading, model.start.z))
