@@ -1,7 +1,7 @@
-"""A game being refereed: a source through the pipeline into the session, shared by all.
+"""A game being refereed: a source's frames observed, judged by the session, shared by all.
 
 ``Setup`` is what a user describes in files (game, table, roster, terrain, camera);
-``Game`` runs a source's frames through a :class:`~vision.pipeline.Pipeline` into a
+``Game`` turns a source's frames into observations (:class:`~vision.observe.Observer`) that a
 :class:`~rules.session.Session` and is the one object the terminal, the web UI and the
 match file talk to. Every change goes through its lock; every event it produces is handed
 to its listeners (the terminal printer, each web page's stream, the recorder) in order.
@@ -23,39 +23,22 @@ from typing import Any
 
 import cv2
 
-from rules.board import describe
 from rules.errors import InputError
-from rules.session import Event, Session
-from vision.match.writer import MatchWriter, poses_of
+from rules.session import Event
+from rules.view import describe, measure, neighbours
+from vision.match.writer import MatchWriter
+from vision.observe import Observation
 from vision.script import Script, Step
 from vision.setup import Setup
 from vision.sources import FileSource, Frame, LiveSource
+from vision.tablepose import TablePose
+from vision.viewstate import StateCache
 
 #: How long a live source may go without a frame before the camera is reported lost.
 CAMERA_TIMEOUT_S = 2.0
 
 
 Listener = Callable[[Event], None]
-
-
-def check_declaration(
-    session: Session, model: str, action: str | None, target: str | None, roll: int | None
-) -> None:
-    """An :class:`InputError` naming the field when a declaration cannot be taken: an
-    unknown model, action or target, or a roll off the action's die."""
-    models = set(session.models)
-    if model not in models:
-        raise InputError(f"model: unknown model {model!r}; the roster has: {sorted(models)}")
-    actions = session.ruleset.actions
-    if action is not None and action not in actions:
-        raise InputError(f"action: {session.ruleset.no_such_action(action)}")
-    if target is not None and (target not in models or target == model):
-        raise InputError(f"target: expected another model of the roster, got {target!r}")
-    declared = session.declarations.get(model)
-    name = action or (declared.action if declared else "move")
-    sides = actions[name].roll_sides if name in actions else 6
-    if roll is not None and not 1 <= roll <= sides:
-        raise InputError(f"roll: expected 1 to {sides} for {name}, got {roll}")
 
 
 class Game:
@@ -91,11 +74,13 @@ class Game:
         self.changed = threading.Condition(self.lock)
         self.version = 0
         self.generation = 0
-        self._state: tuple[tuple[int, int], dict[str, Any]] | None = None
-        self._drawing = threading.Lock()
+        self._state = StateCache(self.lock)
         self._jpeg: tuple[tuple[int, int], bytes] | None = None
         self.session = setup.session()
-        self.pipeline = setup.pipeline(self.session)
+        self.observer = setup.observer()
+        #: The newest observation, and the newest table pose (kept while a hand hides it).
+        self.observation: Observation | None = None
+        self.pose: TablePose | None = None
         #: The newest frame processed, and its time and number.
         self.frame: Frame | None = None
         self.status = "starting"
@@ -106,7 +91,6 @@ class Game:
         #: session's journal, declarations, decisions, and a snapshot each second.
         self.recorder = recorder
         if recorder is not None:
-            self.listen(recorder.event)
             self.session.journal = recorder.input
 
     # -- listeners ------------------------------------------------------------------------
@@ -120,7 +104,12 @@ class Game:
             if listener in self._listeners:
                 self._listeners.remove(listener)
 
-    def _tell(self, events: list[Event]) -> list[Event]:
+    def _tell(self, events: list[Event], *, recorded: bool = False) -> list[Event]:
+        """Hand events to the match file (unless a frame's record already holds them) and
+        to every listener, and wake whoever waits for a change."""
+        if self.recorder is not None and not recorded:
+            for event in events:
+                self.recorder.event(event)
         for event in events:
             for listener in list(self._listeners):
                 listener(event)
@@ -132,21 +121,23 @@ class Game:
     # -- frames ---------------------------------------------------------------------------
 
     def process(self, frame: Frame) -> list[Event]:
-        """One frame through the pipeline; the events it caused, already told."""
+        """One frame observed and judged; the events it caused, recorded and told."""
         with self.lock:
             events: list[Event] = []
             while self._steps and self._steps[0].t <= frame.t:
                 events += self._apply(self._steps.pop(0), frame)
-            events += self.pipeline.process(frame)
-            self.frame = frame
-            if self.auto_phase and not self.session.in_phase and self.pipeline.pose is not None:
+            observation = self.observer.observe(frame)
+            events += self.session.observe(observation)
+            self.frame, self.observation = frame, observation
+            self.pose = observation.pose or self.pose
+            if self.auto_phase and not self.session.in_phase and self.pose is not None:
                 self.auto_phase = False
                 events += self.session.start_phase(frame.t, frame.index, side=self.session.side)
             if self.recorder is not None:
-                self.recorder.frame(frame, poses_of(self.pipeline))
-                if events or self.recorder.snapshot_due(frame.t):
-                    self.recorder.snapshot(frame.t, frame.index, self.session.snapshot())
-            return self._tell(events)
+                due = events or self.recorder.snapshot_due(frame.t)
+                snapshot = self.session.snapshot() if due else None
+                self.recorder.record(frame, observation, events, snapshot)
+            return self._tell(events, recorded=True)
 
     def _apply(self, step: Step, frame: Frame) -> list[Event]:
         """One scripted step: a phase change and/or a declaration."""
@@ -233,12 +224,12 @@ class Game:
         """A new game on the same setup (the demo's clip looping)."""
         with self.lock:
             if self.recorder is not None:  # one match file records one game
-                self.unlisten(self.recorder.event)
                 self.recorder.close()
                 self.recorder = None
             self.generation += 1
             self.session = self.setup.session()
-            self.pipeline = self.setup.pipeline(self.session)
+            self.observer = self.setup.observer()
+            self.observation, self.pose = None, None
             self.auto_phase = self.script is None
             self._steps = list(self.script.step) if self.script else []
 
@@ -292,7 +283,7 @@ class Game:
     ) -> list[Event]:
         """A model's declaration, checked against the roster and the game's actions."""
         with self.lock:
-            check_declaration(self.session, model, action, target, roll)
+            self.session.check_declaration(model, action, target, roll)
             events = self.session.declare(*self._now(), model, action, target, roll)
             if self.recorder is not None:
                 self.recorder.declaration(*self._now(), model, action, target, roll)
@@ -312,43 +303,43 @@ class Game:
     # -- what views show --------------------------------------------------------------------
 
     def state(self) -> dict[str, Any]:
-        """The table as views draw it (see :mod:`rules.board`), plus the live picture's
+        """The table as views draw it (see :mod:`rules.view`), plus the live picture's
         mapping from table inches to pixels. Computed once per change, shared by all.
 
         Working it out takes tens of milliseconds for a full table, so it is done on a
-        copy of the session, outside the game's lock: the pipeline never waits for it.
+        copy of the session, outside the game's lock: frames never wait for it.
         """
-        with self._drawing:  # one caller works it out; the others take the result
-            with self.lock:
-                key = (self.generation, self.version)
-                if self._state is not None and self._state[0] == key:
-                    return self._state[1]
-                session = self.session.copy()
-                tracks = {
-                    self.pipeline.model_of[marker]: track.state.value
-                    for marker, track in self.pipeline.tracker.tracks.items()
-                }
-                live = {
-                    "status": self.status,
-                    "generation": self.generation,
-                    "version": self.version,
-                    "t": self.frame.t if self.frame else None,
-                    "frame": self.frame.index if self.frame else None,
-                    "events": len(self.session.events),
-                }
-                camera = self.mapping()
+        return self._state.get(lambda: (self.generation, self.version), self._take_state)
+
+    def _take_state(self) -> Callable[[], dict[str, Any]]:
+        """(Under the lock) a copy of what the state is worked out from, and the work."""
+        session = self.session.copy()
+        seen = self.observation.models if self.observation else ()
+        tracks = {m.id: m.track for m in seen}
+        live = {
+            "status": self.status,
+            "generation": self.generation,
+            "version": self.version,
+            "t": self.frame.t if self.frame else None,
+            "frame": self.frame.index if self.frame else None,
+            "events": len(self.session.events),
+        }
+        camera = self.mapping()
+
+        def work() -> dict[str, Any]:
             state = describe(session)
             for m in state["models"]:
                 m["track"] = tracks.get(m["id"], "unseen")
             state["live"] = live
             state["camera"] = camera
-            self._state = (key, state)
             return state
+
+        return work
 
     def mapping(self) -> dict[str, Any] | None:
         """How table inches (z = 0) map to this frame's pixels, for views to draw with:
         a pinhole camera with OpenCV's distortion, or a plane-to-plane homography."""
-        pose = self.pipeline.pose
+        pose = self.pose
         if pose is None or self.frame is None:
             return None
         h, w = self.frame.image.shape[:2]
@@ -357,6 +348,27 @@ class Game:
     def events_since(self, first_id: int) -> list[Event]:
         with self.lock:
             return self.session.events[first_id:]
+
+    def wait_for_change(self, version: int, timeout: float) -> int:
+        """Wait until the game's ``version`` is no longer ``version`` (or the game is
+        closing), at most ``timeout`` seconds; returns the version then."""
+        with self.changed:
+            self.changed.wait_for(lambda: self.version != version or self.closing, timeout)
+            return self.version
+
+    def neighbours(self, model_id: str) -> dict[str, Any]:
+        """A model and those near it (:func:`rules.view.neighbours`); ``KeyError`` when
+        no model has that id."""
+        with self.lock:
+            return neighbours(self.session, model_id)
+
+    def measure(
+        self, a: str, b: str | None = None, point: tuple[float, float] | None = None
+    ) -> dict[str, Any]:
+        """Edge to edge from model ``a`` to model ``b`` or a table ``point``
+        (:func:`rules.view.measure`); ``KeyError`` naming a model that is not there."""
+        with self.lock:
+            return measure(self.session, a, b, point)
 
     def jpeg(self, quality: int = 80) -> tuple[int, bytes] | None:
         """The newest frame as JPEG (encoded once, whoever asks), with its number."""

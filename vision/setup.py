@@ -15,7 +15,7 @@ from rules.scenario import GridIn
 from rules.scene import Table
 from rules.session import Session
 from rules.squares import Grid
-from vision.pipeline import Pipeline
+from vision.observe import Observer
 from vision.roster import RosterModel, TerrainPiece, load_roster, load_terrain, profile
 
 
@@ -59,8 +59,9 @@ class Setup:
         models = {m.id: profile(m, square_grid=grid is not None) for m in self.roster}
         return Session(self.ruleset, table, models, grid=grid)
 
-    def pipeline(self, session: Session) -> Pipeline:
-        return Pipeline(self.table, self.roster, session, self.camera, self.terrain)
+    def observer(self) -> Observer:
+        """A new eye on the table: frames to observations."""
+        return Observer(self.table, self.roster, self.camera, self.terrain)
 
     @property
     def sides(self) -> list[str]:

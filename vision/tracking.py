@@ -52,7 +52,8 @@ class Sighting:
 
 @dataclass(frozen=True)
 class Moved:
-    """A marker that settled somewhere new: from its last settled pose to this one."""
+    """A marker that settled somewhere new: from its last settled pose to this one, with
+    the height it now stands at."""
 
     id: int
     t: float
@@ -61,6 +62,7 @@ class Moved:
     from_heading: float
     to_heading: float
     sigma_in: float
+    to_z: float = 0.0
 
     @property
     def distance_in(self) -> float:
@@ -196,4 +198,5 @@ class Tracker:
             before_heading,
             track.heading,
             track.sigma_in / math.sqrt(n),
+            track.z,
         )

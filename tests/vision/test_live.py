@@ -10,7 +10,7 @@ import pytest
 from calibration.camera import CameraModel
 from rules.errors import InputError
 from rules.ruleset import load_ruleset
-from tests.vision.test_pipeline import ROSTER, TABLE, footage  # noqa: F401 (a fixture)
+from tests.vision.test_observe import ROSTER, TABLE, footage  # noqa: F401 (a fixture)
 from vision.game import Game
 from vision.setup import Setup
 from vision.sources import FileSource, Frame, LiveSource

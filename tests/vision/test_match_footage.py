@@ -27,7 +27,7 @@ from rules.ruleset import load_ruleset
 from rules.scene import Table
 from rules.session import Event, Session
 from vision.aruco import MarkerDetector
-from vision.pipeline import Pipeline
+from vision.observe import Observer
 from vision.rig import footage
 from vision.rig.footage import (
     REACH_S,
@@ -91,7 +91,7 @@ MID_CARRY, MID_COVER = 39, 261
 #   none): nothing to say. Cosmic Combat (revised) keeps a unit within 1 in, as an
 #   advisory: coherency, mirra, nearest kyria, 4.50 in.
 # The cover: a hand over jaeda and kyria for 1.0 s. The pipeline reports a covered marker
-#   as model_hidden (vision/pipeline.py; tests/vision/test_pipeline.py asserts it too);
+#   as model_hidden (vision/observe.py; tests/vision/test_observe.py asserts it too);
 #   seen again where they were, they did not move: nothing else.
 # The bump: the camera moves from (15, -8, 28) to (15.5, -8.3, 28.2):
 #   sqrt(0.5^2 + 0.3^2 + 0.2^2) = sqrt(0.38) = 0.616 in, over the pipeline's 0.25 in:
@@ -143,12 +143,12 @@ def match(board: Storyboard) -> Refereed:
     camera = board.camera
     lens = CameraModel(camera.size, camera.camera_matrix, camera.dist_coeffs)
     roster, terrain = list(board.roster), list(board.terrain)
-    sessions, pipelines = {}, {}
+    sessions, observers = {}, {}
     for game in GAMES:
         # profiles only: where each model stands comes from the camera
         models = {m.id: profile(m) for m in roster}
         sessions[game] = Session(load_ruleset(game), Table(30, 22), models)
-        pipelines[game] = Pipeline(board.table, roster, sessions[game], lens, terrain)
+        observers[game] = Observer(board.table, roster, lens, terrain)
     events: dict[str, list[Event]] = {game: [] for game in GAMES}
     kept = {}
     renders = []
@@ -163,7 +163,7 @@ def match(board: Storyboard) -> Refereed:
             for game in GAMES:
                 if frame.index == 0:
                     events[game] += sessions[game].start_phase(frame.t, frame.index)
-                events[game] += pipelines[game].process(frame)
+                events[game] += sessions[game].observe(observers[game].observe(frame))
             if frame.index in (MID_CARRY, MID_COVER):
                 kept[frame.index] = frame.image
     return Refereed(board, events, sessions, kept, len(renders))

@@ -1,7 +1,7 @@
 """The replay: a match file scrubbed to moments before and after an illegal move, its
 picture and overlay mapping, re-judging as a new revision, its API and its command.
 
-The footage (``tests/vision/test_pipeline.py``): 30 frames at 30 fps, the ganger at
+The footage (``tests/vision/test_observe.py``): 30 frames at 30 fps, the ganger at
 (10, 10) for frames 0-14 and at (17, 10) for frames 15-29 - a 7 in move of its 6 in -
 with the brute at (30, 20) all along, both on 1 in round bases. The tracker calls a model
 settled once it has stood still for 0.3 s, so the referee sees both models at frame 9
@@ -19,11 +19,11 @@ import numpy as np
 import pytest
 
 from calibration.camera import CameraModel
-from rules.board import measure
 from rules.errors import InputError
 from rules.ruleset import load_ruleset
+from rules.view import measure
 from tests.test_cli import tablesight
-from tests.vision.test_pipeline import ROSTER, TABLE, footage, match_files  # noqa: F401
+from tests.vision.test_observe import ROSTER, TABLE, footage, match_files  # noqa: F401
 from vision.game import Game
 from vision.match.reader import Match
 from vision.match.replay import PHASE_REFUSED, Replay

@@ -15,6 +15,12 @@ import cv2
 import numpy as np
 import pytest
 
+from vision.rig.charuco import (
+    board_corners_in,
+    board_on_table,
+    random_charuco_views,
+    render_charuco,
+)
 from vision.rig.synth import (
     CLEAN_SHOT,
     INK_BGR,
@@ -23,11 +29,7 @@ from vision.rig.synth import (
     PinholeCamera,
     PlacedMarker,
     Shot,
-    board_corners_in,
-    board_on_table,
     marker_cells,
-    random_charuco_views,
-    render_charuco,
     render_table,
 )
 

@@ -19,7 +19,7 @@ import shutil
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,7 @@ import cv2
 import numpy as np
 
 from rules.errors import InputError
+from rules.observation import Observed
 from rules.session import DECISIONS, Event
 from vision.match.schema import (
     BACKLOG_WARN,
@@ -65,7 +66,6 @@ from vision.sources import Frame
 log = logging.getLogger("tablesight.record")
 
 if TYPE_CHECKING:
-    from vision.pipeline import Pipeline
     from vision.setup import Setup
 
 
@@ -197,13 +197,35 @@ class MatchWriter:
 
     # -- what the game hands over ----------------------------------------------------------
 
+    def record(
+        self,
+        frame: Frame,
+        observation: Observed,
+        events: Sequence[Event] = (),
+        snapshot: Mapping[str, Any] | None = None,
+    ) -> None:
+        """One refereed frame, told once: its picture, every model's pose as the observation
+        has it, the events the frame caused, and the session's snapshot when the caller
+        took one (see :meth:`snapshot_due`)."""
+        self.frame(
+            frame,
+            {
+                m.id: (m.pose.x, m.pose.y, m.pose.heading, m.sigma_in, m.track)
+                for m in observation.models
+            },
+        )
+        for e in events:
+            self.event(e)
+        if snapshot is not None:
+            self.snapshot(frame.t, frame.index, snapshot)
+
     def frame(
         self, frame: Frame, poses: Mapping[str, PoseTuple], *, write_image: bool = True
     ) -> None:
         """One processed frame: its time and number, and each model's pose in it.
 
         ``poses`` maps a model id to ``(x_in, y_in, heading_deg, sigma_in, state)``, state
-        one of ``STATES`` (:func:`poses_of` builds it from a pipeline). The frame's picture
+        one of ``STATES``. The frame's picture
         goes into the video unless ``write_image`` is false or the writer has no video;
         such a frame has no ``video_frame``. The picture is kept by reference until it is
         written: do not draw on it afterwards.
@@ -437,13 +459,3 @@ class MatchWriter:
         )
         conn.execute("COMMIT")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-
-
-def poses_of(pipeline: Pipeline) -> dict[str, PoseTuple]:
-    """Every tracked model's pose as :meth:`MatchWriter.frame` takes it, by model id."""
-    out: dict[str, PoseTuple] = {}
-    for marker, track in pipeline.tracker.tracks.items():
-        model = pipeline.model_of.get(marker)
-        if model is not None:
-            out[model] = (track.x, track.y, track.heading, track.sigma_in, track.state.value)
-    return out

@@ -23,13 +23,8 @@ from calibration.table import MM_PER_IN, Anchor, TableKeys, TableSpec
 from rules.scenario import RoundBase
 from vision.aruco import MarkerDetector
 from vision.locate import locate
-from vision.rig.synth import (
-    PinholeCamera,
-    PlacedMarker,
-    Shot,
-    random_charuco_views,
-    render_table,
-)
+from vision.rig.charuco import random_charuco_views
+from vision.rig.synth import PinholeCamera, PlacedMarker, Shot, render_table
 from vision.roster import RosterModel
 from vision.tablepose import TablePose
 

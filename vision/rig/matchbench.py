@@ -302,7 +302,7 @@ def bench_replay(
             f"{frames} frames, poses only (no video); opened in {open_s * 1000:.0f} ms",
             f"{seeks} seeks at random times in the live record. seek: Replay.seek "
             "(Match.state_at, Session.restore, the journal since the snapshot); state(): "
-            "what the page draws (rules.board.describe); state_at: Match.state_at alone; "
+            "what the page draws (rules.view.describe); state_at: Match.state_at alone; "
             "baseline: one frame's poses by primary key; ratio: seek / baseline",
             *_stats(list(live.items())),
             f"re-judged revision (a synthetic journal of {len(journal)} inputs: each model "

@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from shapely.geometry import LineString, Point, Polygon, box
 
 from rules.geometry import Base, Pose, edge_distance
-from rules.judge import Referee
+from rules.referee import Referee
 from rules.ruleset import Ruleset, load_ruleset
 from rules.scene import Model, Scene, Table, Terrain
 from rules.squares import Grid

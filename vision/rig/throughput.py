@@ -54,14 +54,14 @@ from typing import Any
 import cv2
 import numpy as np
 
-import vision.pipeline as pipeline_module
+import vision.observe as pipeline_module
 from calibration.camera import CameraModel
 from calibration.dictionaries import dictionary_id
 from calibration.table import MM_PER_IN, Anchor, TableKeys, TableSpec
 from rules.ruleset import load_ruleset
 from rules.scene import Table
 from rules.session import Event, Session
-from vision.pipeline import Pipeline
+from vision.observe import Observer
 from vision.rig.accuracy import marked_model, scene_camera
 from vision.rig.synth import PinholeCamera, PlacedMarker, Shot, render_table
 from vision.roster import RosterModel, profile
@@ -319,6 +319,17 @@ class _Segment:
     @property
     def fps(self) -> float:
         return self.frames / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+
+class Pipeline:
+    """Frames to events as the live game runs them: observe the frame, the session judges."""
+
+    def __init__(self, observer: Observer, session: Session) -> None:
+        self.observer, self.session = observer, session
+        self.detector, self.tracker = observer.detector, observer.tracker
+
+    def process(self, frame: Frame) -> list[Event]:
+        return self.session.observe(self.observer.observe(frame))
 
 
 class _StageClock:
@@ -594,7 +605,8 @@ def _session(footage: Footage) -> tuple[Pipeline, Session]:
         {m.id: profile(m) for m in footage.roster},
     )
     session.start_phase(0.0, 0)
-    return Pipeline(footage.table, footage.roster, session, footage.camera), session
+    observer = Observer(footage.table, footage.roster, footage.camera)
+    return Pipeline(observer, session), session
 
 
 def _goal_text(fps: float, ratio: float, height: int) -> str:

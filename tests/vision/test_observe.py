@@ -12,7 +12,7 @@ from rules.ruleset import load_ruleset
 from rules.scenario import RoundBase
 from rules.scene import Model, Table
 from rules.session import Session
-from vision.pipeline import Pipeline
+from vision.observe import Observer
 from vision.rig.synth import PinholeCamera, PlacedMarker, Shot, render_table
 from vision.roster import RosterModel
 from vision.sources import Frame
@@ -62,13 +62,13 @@ def test_a_match_in_frames(footage):
     # profiles only: where each model stands comes from the camera
     models = {m.id: Model(m.id, m.side, m.id, Base.round(25.4), 6.0, Pose(0, 0)) for m in ROSTER}
     session = Session(load_ruleset("necromunda"), Table(44, 30), models)
-    pipeline = Pipeline(TABLE, ROSTER, session, lens)
+    observer = Observer(TABLE, ROSTER, lens)
     script = ["start"] * 15 + ["hand"] * 15 + ["start"] * 15 + ["moved"] * 15 + ["bumped"] * 15
     events = []
     for k, name in enumerate(script):
         if k == 14:
             events += session.start_phase(k / 30, k)
-        events += pipeline.process(Frame(pics[name], k / 30, k))
+        events += session.observe(observer.observe(Frame(pics[name], k / 30, k)))
     got = [(e.kind, e.rule, e.model) for e in events]
     # the hand: hidden, then nothing when it is seen where it was; the move: one
     # model_moved and its violation; the bump: camera_bumped and nothing else
@@ -85,7 +85,7 @@ def test_a_match_in_frames(footage):
 
 
 def test_centre_uncertainty_from_pose_fit_and_marker_size():
-    from vision.pipeline import centre_sigma_in
+    from vision.observe import centre_sigma_in
 
     # a 25.4 mm (1 in) marker 40 px wide; a pose fit of 0.8 px: 0.8 / 40 / 2 = 0.01 in
     square = np.array([[0, 0], [40, 0], [40, 40], [0, 40]], dtype=float)

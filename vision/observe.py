@@ -1,0 +1,258 @@
+"""A frame becomes one observation: detect, solve the table pose, locate, track.
+
+One :meth:`Observer.observe` per frame returns an :class:`Observation`: the markers
+detected (pixels), the table pose solved from whatever anchors the frame shows and its
+health, and every model the tracker knows with its pose in table inches (x, y, z,
+heading), its uncertainty and what the tracker concluded about it in this frame (first
+seen, moved, hidden, lost); plus the terrain pieces placed or moved, and whether the
+camera was bumped. Nothing downstream reads the observer's internals: the session takes
+the observation (:meth:`rules.session.Session.observe`), the match file records it.
+
+Because the pose is re-solved every frame, a bumped camera leaves positions where they
+are in table inches (and the observation says how far the camera moved).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from calibration.camera import CameraModel
+from calibration.table import MM_PER_IN, TableSpec
+from rules.geometry import Pose
+from rules.observation import LocatedModel, LocatedTerrain, News
+from vision.aruco import MarkerDetections, MarkerDetector
+from vision.locate import Located, Placed, locate
+from vision.roster import RosterModel, TerrainPiece
+from vision.sources import Frame
+from vision.tablepose import PoseError, TablePose
+from vision.tracking import Moved, Sighting, Tracker, TrackState
+
+#: A camera that moved more than this between two frames was bumped (inches).
+BUMP_IN = 0.25
+
+#: A model hidden for longer than this (seconds) is reported lost.
+LOST_S = 10.0
+
+#: The least corner error assumed, in pixels (sub-pixel refinement is no better).
+MIN_CORNER_PX = 0.1
+
+
+def centre_sigma_in(corners_px: np.ndarray, size_mm: float, reprojection_px: float) -> float:
+    """Uncertainty of a marker's centre in inches, from the pose fit and the marker's size.
+
+    A corner is off by about the pose's reprojection error (at least ``MIN_CORNER_PX``);
+    the marker's side in pixels against its printed size turns that into inches, and the
+    centre, the mean of four corners, halves it.
+    """
+    one = np.asarray(corners_px, dtype=float)[None]
+    return centre_sigmas_in(one, [size_mm], reprojection_px)[0]
+
+
+def centre_sigmas_in(
+    corners_px: np.ndarray, sizes_mm: Sequence[float], reprojection_px: float
+) -> list[float]:
+    """``centre_sigma_in`` of N markers at once: corners (N, 4, 2), sizes (N,)."""
+    sides = np.linalg.norm(corners_px - np.roll(corners_px, -1, axis=1), axis=2)
+    px_per_in = sides.mean(axis=1) / (np.asarray(sizes_mm, dtype=float) / MM_PER_IN)
+    return [float(v) for v in max(reprojection_px, MIN_CORNER_PX) / px_per_in / 2.0]
+
+
+@dataclass(frozen=True)
+class PoseHealth:
+    """How far the table pose can be trusted: the anchors it was solved from and the
+    root-mean-square distance (pixels) between their corners as seen and as the pose
+    projects them."""
+
+    anchors_used: tuple[int, ...]
+    reprojection_px: float
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "anchors_used": list(self.anchors_used),
+            "reprojection_px": round(self.reprojection_px, 4),
+        }
+
+
+@dataclass(frozen=True)
+class Observation:
+    """Everything one frame says, in one value (see the module's docstring)."""
+
+    t: float
+    frame: int
+    detections: MarkerDetections
+    #: The table pose of this frame; None when too few anchors were seen.
+    pose: TablePose | None
+    #: Every model the tracker knows (seen in this frame or earlier), in the order first seen.
+    models: tuple[LocatedModel, ...] = ()
+    #: Terrain pieces placed in this frame: first seen, or moved by more than a bump.
+    terrain: tuple[LocatedTerrain, ...] = ()
+    #: How far the camera moved since the last frame with the table, when it was bumped.
+    camera_shift_in: float | None = None
+    bump_message: str = ""
+    bump_limit_in: float = BUMP_IN
+    #: Markers seen that belong to nobody in the roster, terrain or anchors.
+    unknown_markers: tuple[int, ...] = field(default=())
+
+    @property
+    def table_seen(self) -> bool:
+        return self.pose is not None
+
+    @property
+    def health(self) -> PoseHealth | None:
+        if self.pose is None:
+            return None
+        return PoseHealth(self.pose.anchors_used, self.pose.reprojection_px)
+
+
+class Observer:
+    """The referee's eye: one :meth:`observe` per frame, in time order."""
+
+    def __init__(
+        self,
+        table: TableSpec,
+        roster: list[RosterModel],
+        camera: CameraModel | None = None,
+        terrain: list[TerrainPiece] | None = None,
+        tracker: Tracker | None = None,
+    ) -> None:
+        self.table = table
+        self.roster = roster
+        self.terrain = terrain or []
+        self.camera = camera
+        self.tracker = tracker or Tracker()
+        self.detector = MarkerDetector(table.table.dictionary)
+        self._model_of = {m.marker: m.id for m in roster}
+        self._size_of = {m.marker: m.marker_size_mm for m in roster}
+        self._terrain_spec = {t.id: t for t in self.terrain}
+        self._camera_at: np.ndarray | None = None
+        #: Markers told hidden (until seen again) and lost; models told where they stand.
+        self._hidden: set[int] = set()
+        self._lost: set[int] = set()
+        self._placed: set[int] = set()
+        #: Where each terrain piece was last placed (its centroid).
+        self._terrain_at: dict[str, tuple[float, float]] = {}
+
+    def observe(self, frame: Frame) -> Observation:
+        """What ``frame`` shows; a frame without enough anchors changes no track."""
+        found = self.detector.detect(frame.image)
+        try:
+            pose = TablePose.solve(found, self.table, self.camera)
+        except PoseError:
+            # no table this frame (a hand over the anchors): the tracks as they were, no news
+            return Observation(frame.t, frame.index, found, None, self._models(frame.t, None))
+        shift, message = self._bump(pose)
+        located = locate(found, self.table, pose, self.roster, self.terrain)
+        moves = self.tracker.update(frame.t, self._sightings(located, pose))
+        return Observation(
+            frame.t,
+            frame.index,
+            found,
+            pose,
+            self._models(frame.t, {m.id: m for m in moves}),
+            tuple(self._placed_terrain(located.terrain)),
+            shift,
+            message,
+            unknown_markers=tuple(located.unknown_markers),
+        )
+
+    def _sightings(self, located: Located, pose: TablePose) -> list[Sighting]:
+        """Each located model as the tracker takes it, with its centre's uncertainty."""
+        models = located.models
+        corners = {m.id: m.corners_px for m in located.markers}
+        sigmas = centre_sigmas_in(
+            np.array([corners[m.marker] for m in models]).reshape(-1, 4, 2),
+            [self._size_of[m.marker] for m in models],
+            pose.reprojection_px,
+        )
+        return [
+            Sighting(m.marker, m.x, m.y, m.heading, m.z, sigma)
+            for m, sigma in zip(models, sigmas, strict=True)
+        ]
+
+    def _models(self, t: float, moves: dict[int, Moved] | None) -> tuple[LocatedModel, ...]:
+        """Every track as a located model, with this frame's news about it (none when
+        ``moves`` is None: a frame without the table)."""
+        out = []
+        for marker, track in self.tracker.tracks.items():
+            news: list[News] = []
+            sigma = track.sigma_in
+            unseen = t - track.last_seen
+            if moves is None:
+                out.append(self._located(marker, sigma, news, 0.0))
+                continue
+            if marker in moves:
+                news.append("moved")
+                sigma = moves[marker].sigma_in
+                self._placed.add(marker)
+            if track.state is TrackState.HIDDEN:
+                if marker not in self._hidden:
+                    self._hidden.add(marker)
+                    news.append("hidden")
+                if unseen > LOST_S and marker not in self._lost:
+                    self._lost.add(marker)
+                    news.append("lost")
+            else:
+                self._hidden.discard(marker)
+                self._lost.discard(marker)
+                if track.state is TrackState.SETTLED and marker not in self._placed:
+                    self._placed.add(marker)
+                    news.append("first_seen")
+            out.append(self._located(marker, sigma, news, unseen if "lost" in news else 0.0))
+        return tuple(out)
+
+    def _located(
+        self, marker: int, sigma_in: float, news: list[News], unseen_s: float
+    ) -> LocatedModel:
+        track = self.tracker.tracks[marker]
+        return LocatedModel(
+            self._model_of[marker],
+            Pose(track.x, track.y, track.heading, track.z),
+            sigma_in,
+            track.state.value,
+            tuple(news),
+            unseen_s,
+        )
+
+    def _placed_terrain(self, pieces: list[Placed]) -> list[LocatedTerrain]:
+        """Terrain pieces when first seen, and again only when moved (by more than a
+        bump's worth), not on every frame's noise."""
+        out = []
+        for piece in pieces:
+            polygon = piece.polygon or []
+            xy = np.asarray(polygon, dtype=float).mean(axis=0)
+            at = (float(xy[0]), float(xy[1]))
+            before = self._terrain_at.get(piece.id)
+            if before is not None and np.hypot(at[0] - before[0], at[1] - before[1]) <= BUMP_IN:
+                continue
+            self._terrain_at[piece.id] = at
+            spec = self._terrain_spec[piece.id]
+            out.append(
+                LocatedTerrain(
+                    piece.id,
+                    tuple((float(x), float(y)) for x, y in polygon),
+                    spec.height,
+                    tuple(spec.keywords),
+                )
+            )
+        return out
+
+    def _bump(self, pose: TablePose) -> tuple[float | None, str]:
+        """How far the solved camera jumped since the last frame, when more than a bump."""
+        if pose.rvec is None or pose.tvec is None:
+            return None, ""
+        r, _ = cv2.Rodrigues(pose.rvec)
+        at = -r.T @ pose.tvec
+        before, self._camera_at = self._camera_at, at
+        if before is None:
+            return None, ""
+        shift = float(np.linalg.norm(at - before))
+        if shift <= BUMP_IN:
+            return None, ""
+        return shift, (
+            f"the camera moved {shift:.2f} in; positions are re-solved from the anchors "
+            f"({', '.join(map(str, pose.anchors_used))})"
+        )
