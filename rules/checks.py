@@ -2,44 +2,32 @@
 
 A check is a small function that looks at one move (or one unit) and records what it
 finds in a :class:`~rules.verdict.Findings`; the referee (:mod:`rules.referee`) runs them
-in the order below. What differs between games is data in ``rules/games/*.toml``.
+in this order. What differs between games is data in ``rules/games/*.toml``.
 
-The declared action comes first (:func:`declared_action`: an action the model may not
-take earns none of its exemptions), then :func:`engaged`, then :func:`movement` (which
-measures the move), then ``MOVE_CHECKS`` in order, and for each unit involved,
-``UNIT_CHECKS``.
+1. :func:`declared_action`: the action the move is held to (an action the model may not
+   take earns none of its exemptions), then :func:`engaged`;
+2. :func:`rules.movement.movement`: the move measured against its allowance;
+3. ``MOVE_CHECKS``, in order: where it ended, the zones, the action's consequences;
+4. ``UNIT_CHECKS`` for each unit a judged model belongs to (:mod:`rules.coherency`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import shapely
 from shapely.geometry import LineString, Point
 from shapely.ops import substring
 
-from rules.coherency import components, in_coherency, rise_between
-from rules.field import MoveField, climb_cost, on_top_of
+from rules.coherency import coherency
+from rules.field import on_top_of
 from rules.geometry import depth_inside
-from rules.measure import Measure
+from rules.measure import Measure, Move
 from rules.pathing import Path
 from rules.ruleset import ActionRules
 from rules.scene import Model
-from rules.verdict import FLOAT_EPS_IN, Findings, MoveReport, RuleName, inches
-
-
-@dataclass(frozen=True)
-class Move:
-    """One model's move as the checks see it: the model, the action it is held to, how
-    far that action lets it move and the route it was measured along (inches)."""
-
-    mover: Model
-    action: ActionRules
-    allowance: float
-    route: tuple[tuple[float, float], ...] = ()
-
+from rules.verdict import Findings, RuleName, inches
 
 #: A check of one move: what it finds goes into the findings.
 MoveCheck = Callable[[Measure, Move, Findings], None]
@@ -191,206 +179,6 @@ def engaged(m: Measure, move: Move, out: Findings) -> None:
             mover.id,
             f"{mover.id} is engaged and may not {mover.action} this phase",
         )
-
-
-# -- how far it moved -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Route:
-    """The shortest legal route of a move as measured: the path keeping out of the zones
-    of ``zone_ids`` (None when none is within ``cap_in``), the field it was found in, and
-    the climb added to it, in inches."""
-
-    path: Path | None
-    field: MoveField
-    zone_ids: frozenset[str]
-    climb_in: float
-    cap_in: float
-    limit_in: float
-
-    @property
-    def length_in(self) -> float | None:
-        """The route's length with the climb, or None when there is none."""
-        return None if self.path is None else self.path.length_in + self.climb_in
-
-    @property
-    def lower_in(self) -> float | None:
-        """The least the route's length with the climb may be, or None when there is none."""
-        return None if self.path is None else self.path.lower_in + self.climb_in
-
-
-def legal_route(m: Measure, move: Move) -> Route:
-    """The shortest route from start to end that keeps out of the zones the action does
-    not exempt, with the climb's cost, searched up to three times the allowance."""
-    mover, allowance = move.mover, move.allowance
-    climb = climb_cost(mover.pose.z - mover.start.z, m.rules, mover)
-    exempt = m.zone_exempt(mover, move.action)
-    zone_ids = frozenset(x.id for x in m.zone_sources(mover) if x.id not in exempt)
-    # Nobody needs the exact length of a detour three times the allowance.
-    cap = max(3.0 * allowance, allowance + 12.0)
-    path, field_ = m.path(mover, zone_ids, cap - climb)
-    return Route(path, field_, zone_ids, climb, cap, allowance + m.tol + FLOAT_EPS_IN)
-
-
-def movement(m: Measure, move: Move, out: Findings) -> MoveReport:
-    """Whether the shortest legal route fits the action's allowance; what was measured."""
-    mover = move.mover
-    if not mover.moved:
-        return MoveReport(mover.action, move.allowance, 0.0, 0.0, (0.0, 0.0))
-    route = legal_route(m, move)
-    for judgement in _MOVEMENT_JUDGEMENTS:
-        if judgement(m, move, route, out):
-            break
-    length, lower = route.length_in, route.lower_in
-    return MoveReport(
-        mover.action,
-        move.allowance,
-        mover.start.distance_to(mover.pose),
-        length,
-        None if length is None or lower is None else (lower, length),
-        () if route.path is None else route.path.points,
-    )
-
-
-def _fits(m: Measure, move: Move, route: Route, out: Findings) -> bool:
-    """A route within the allowance: nothing to flag."""
-    return route.length_in is not None and route.length_in <= route.limit_in
-
-
-def _too_close_to_call(m: Measure, move: Move, route: Route, out: Findings) -> bool:
-    """A route whose length the search only bounds, and the bound is within the allowance."""
-    if route.length_in is None or route.lower_in is None or route.lower_in > route.limit_in:
-        return False
-    mover = move.mover
-    out.advise(
-        "close_call",
-        mover.id,
-        f"{mover.id} moved {inches(route.lower_in)} to "
-        f"{inches(route.length_in)} of its {inches(move.allowance)}: too close to call",
-        measured=route.length_in,
-        limit=move.allowance,
-    )
-    return True
-
-
-def _only_through_a_zone(m: Measure, move: Move, route: Route, out: Findings) -> bool:
-    """An end within the allowance only by a route through a zone it must keep out of."""
-    if not route.zone_ids:
-        return False
-    mover = move.mover
-    through = m.path(mover, frozenset(), route.limit_in - route.climb_in)[0]
-    if through is None:
-        return False
-    crossed = _zones_crossed(through, route.field)
-    other = crossed[0] if crossed else None
-    how = inches(route.length_in) if route.length_in is not None else "impossible"
-    out.flag(
-        "control_zone",
-        mover.id,
-        f"{mover.id} could only reach its end within {inches(move.allowance)} by passing "
-        f"within {inches(_zone_in(m))} of {other or 'a model'}; keeping clear it is {how}",
-        other=other,
-        measured=route.length_in,
-        limit=move.allowance,
-    )
-    return True
-
-
-def _no_route_clear_of_zones(m: Measure, move: Move, route: Route, out: Findings) -> bool:
-    """No route keeps clear of the zones, though one through them exists."""
-    if route.path is not None or not route.zone_ids:
-        return False
-    mover = move.mover
-    through, _ = m.path(mover, frozenset(), route.cap_in - route.climb_in)
-    if through is None:
-        return False
-    out.flag(
-        "control_zone",
-        mover.id,
-        f"no route to {mover.id}'s end keeps {inches(_zone_in(m))} from the models it "
-        f"must keep away from; passing through their zones it is "
-        f"{inches(through.length_in + route.climb_in)}",
-        measured=through.length_in + route.climb_in,
-        limit=move.allowance,
-    )
-    return True
-
-
-def _blocked(m: Measure, move: Move, route: Route, out: Findings) -> bool:
-    """No legal path joins the start to the end at all."""
-    if route.path is not None or route.field.connected():
-        return False
-    mover = move.mover
-    out.flag("blocked", mover.id, f"no legal path leads from {mover.id}'s start to its end")
-    return True
-
-
-def _beyond_the_search(m: Measure, move: Move, route: Route, out: Findings) -> bool:
-    """A legal path exists but is longer than the search went (three allowances)."""
-    if route.path is not None:
-        return False
-    mover = move.mover
-    out.flag(
-        _movement_rule(mover),
-        mover.id,
-        f"{mover.id}'s shortest legal path is longer than {inches(route.cap_in)}; "
-        f"its {mover.action} allows {inches(move.allowance)}",
-        measured=route.cap_in,
-        limit=move.allowance,
-    )
-    return True
-
-
-def _over_allowance(m: Measure, move: Move, route: Route, out: Findings) -> bool:
-    """The shortest legal path against the allowance (a charge that did not reach its
-    target is a failed charge)."""
-    mover, length = move.mover, route.length_in
-    assert length is not None
-    failed = mover.action == "charge" and not m.charge_reached(mover)
-    what = "failed charge" if failed else mover.action
-    out.flag(
-        _movement_rule(mover),
-        mover.id,
-        f"{mover.id} moved {inches(length)} by the shortest legal path; "
-        f"its {what} allows {inches(move.allowance)}",
-        measured=length,
-        limit=move.allowance,
-    )
-    return True
-
-
-#: How a move is judged against its allowance: the first that settles it says so.
-_MOVEMENT_JUDGEMENTS: tuple[Callable[[Measure, Move, Route, Findings], bool], ...] = (
-    _fits,
-    _too_close_to_call,
-    _only_through_a_zone,
-    _no_route_clear_of_zones,
-    _blocked,
-    _beyond_the_search,
-    _over_allowance,
-)
-
-
-def _movement_rule(mover: Model) -> RuleName:
-    """The rule a move over its allowance falls under: ``charge`` for a charge."""
-    return "charge" if mover.action == "charge" else "movement"
-
-
-def _zone_in(m: Measure) -> float:
-    """The zone's range, or 0 for a game without zones."""
-    return m.rules.zone.range_in if m.rules.zone else 0.0
-
-
-def _zones_crossed(path: Path, field_: MoveField) -> list[str]:
-    """Zone models whose zone the route passes through, in the order it meets them."""
-    line = path.line()
-    hits = []
-    for mid, poly in field_.zones_near(line).items():
-        if line.relate_pattern(poly, "T********"):
-            first = shapely.get_coordinates(line.intersection(poly))[0]
-            hits.append((line.project(Point(first)), mid))
-    return [mid for _, mid in sorted(hits)]
 
 
 def _until(path: Path, goal: shapely.Polygon) -> LineString:
@@ -634,76 +422,6 @@ MOVE_CHECKS: tuple[MoveCheck, ...] = (
 
 
 # -- units ------------------------------------------------------------------------------------
-
-
-def coherency(m: Measure, side: str, unit: str, out: Findings) -> None:
-    """Each unit-mate's gap to its nearest linked mate, and (where the unit must form one
-    chain) the gap between its groups, against the coherency range."""
-    rules = m.rules.coherency
-    members = [x for x in m.scene.models if x.side == side and x.unit == unit]
-    if rules is None or len(members) < 2:
-        return
-    gap, linked = _unit_links(m, members)
-    report = out.flag if rules.severity == "violation" else out.advise
-    n = len(members)
-    lonely = [i for i in range(n) if not any(linked[i])]
-    for i in lonely:
-        j = min(range(n), key=lambda k: gap[i][k])
-        report(
-            "coherency",
-            members[i].id,
-            f"{members[i].id} is out of coherency: its nearest unit-mate {members[j].id} "
-            f"is {inches(gap[i][j])} away (range {inches(rules.range_in)})",
-            other=members[j].id,
-            measured=gap[i][j],
-            limit=rules.range_in,
-        )
-    if rules.connected and not lonely:
-        _unit_split(m, unit, members, gap, linked, out)
-
-
-def _unit_links(m: Measure, members: list[Model]) -> tuple[list[list[float]], list[list[bool]]]:
-    """The edge-to-edge gap between every two unit-mates, and whether they are linked."""
-    rules = m.rules.coherency
-    assert rules is not None
-    n = len(members)
-    gap = [[math.inf] * n for _ in range(n)]
-    linked = [[False] * n for _ in range(n)]
-    for i in range(n):
-        for j in range(i + 1, n):
-            d = m.distance(members[i], members[j])
-            gap[i][j] = gap[j][i] = d
-            ok = in_coherency(d, rise_between(members[i], members[j]), rules, m.tol)
-            linked[i][j] = linked[j][i] = ok
-    return gap, linked
-
-
-def _unit_split(
-    m: Measure,
-    unit: str,
-    members: list[Model],
-    gap: list[list[float]],
-    linked: list[list[bool]],
-    out: Findings,
-) -> None:
-    """The gap from each smaller group of a split unit to its largest group."""
-    rules = m.rules.coherency
-    assert rules is not None
-    report = out.flag if rules.severity == "violation" else out.advise
-    groups = components(linked)
-    groups.sort(key=len, reverse=True)
-    rest = groups[0]
-    for group in groups[1:]:
-        i, j = min(((a, b) for a in group for b in rest), key=lambda p: gap[p[0]][p[1]])
-        report(
-            "coherency",
-            members[i].id,
-            f"unit {unit} is split: {members[i].id}'s group is {inches(gap[i][j])} from "
-            f"the rest (nearest {members[j].id}, range {inches(rules.range_in)})",
-            other=members[j].id,
-            measured=gap[i][j],
-            limit=rules.range_in,
-        )
 
 
 #: What is checked of each unit a judged model belongs to.

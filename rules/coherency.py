@@ -16,9 +16,13 @@ False
 
 from __future__ import annotations
 
+import math
+
 from rules.geometry import edge_distance
+from rules.measure import Measure
 from rules.ruleset import CoherencyRules
 from rules.scene import Model
+from rules.verdict import Findings, inches
 
 
 def rise_between(a: Model, b: Model) -> float:
@@ -72,3 +76,76 @@ def spanning_tree(members: list[Model]) -> list[tuple[Model, Model, float]]:
             if d < best[k][0]:
                 best[k] = (d, m)
     return edges
+
+
+# -- the check ---------------------------------------------------------------------------------
+
+
+def coherency(m: Measure, side: str, unit: str, out: Findings) -> None:
+    """Each unit-mate's gap to its nearest linked mate, and (where the unit must form one
+    chain) the gap between its groups, against the coherency range."""
+    rules = m.rules.coherency
+    members = [x for x in m.scene.models if x.side == side and x.unit == unit]
+    if rules is None or len(members) < 2:
+        return
+    gap, linked = _unit_links(m, members)
+    report = out.flag if rules.severity == "violation" else out.advise
+    n = len(members)
+    lonely = [i for i in range(n) if not any(linked[i])]
+    for i in lonely:
+        j = min(range(n), key=lambda k: gap[i][k])
+        report(
+            "coherency",
+            members[i].id,
+            f"{members[i].id} is out of coherency: its nearest unit-mate {members[j].id} "
+            f"is {inches(gap[i][j])} away (range {inches(rules.range_in)})",
+            other=members[j].id,
+            measured=gap[i][j],
+            limit=rules.range_in,
+        )
+    if rules.connected and not lonely:
+        _unit_split(m, unit, members, gap, linked, out)
+
+
+def _unit_links(m: Measure, members: list[Model]) -> tuple[list[list[float]], list[list[bool]]]:
+    """The edge-to-edge gap between every two unit-mates, and whether they are linked."""
+    rules = m.rules.coherency
+    assert rules is not None
+    n = len(members)
+    gap = [[math.inf] * n for _ in range(n)]
+    linked = [[False] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(i + 1, n):
+            d = m.distance(members[i], members[j])
+            gap[i][j] = gap[j][i] = d
+            ok = in_coherency(d, rise_between(members[i], members[j]), rules, m.tol)
+            linked[i][j] = linked[j][i] = ok
+    return gap, linked
+
+
+def _unit_split(
+    m: Measure,
+    unit: str,
+    members: list[Model],
+    gap: list[list[float]],
+    linked: list[list[bool]],
+    out: Findings,
+) -> None:
+    """The gap from each smaller group of a split unit to its largest group."""
+    rules = m.rules.coherency
+    assert rules is not None
+    report = out.flag if rules.severity == "violation" else out.advise
+    groups = components(linked)
+    groups.sort(key=len, reverse=True)
+    rest = groups[0]
+    for group in groups[1:]:
+        i, j = min(((a, b) for a in group for b in rest), key=lambda p: gap[p[0]][p[1]])
+        report(
+            "coherency",
+            members[i].id,
+            f"unit {unit} is split: {members[i].id}'s group is {inches(gap[i][j])} from "
+            f"the rest (nearest {members[j].id}, range {inches(rules.range_in)})",
+            other=members[j].id,
+            measured=gap[i][j],
+            limit=rules.range_in,
+        )

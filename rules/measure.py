@@ -1,5 +1,7 @@
 """What the checks measure on one scene under one ruleset: distances, zones and routes.
 
+A :class:`Move` is one model's move as the checks see it.
+
 ``Measure(scene, ruleset)`` answers in table inches, and keeps what it works out (the
 models' positions as arrays, each mover's zone sources) for the checks of one judgement.
 The checks (:mod:`rules.checks`) ask it; the views ask it which zones to draw.
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,6 +21,17 @@ from rules.pathing import Path, shortest_path
 from rules.ruleset import ActionRules, Ruleset
 from rules.scene import Model, Scene
 from rules.verdict import Finding
+
+
+@dataclass(frozen=True)
+class Move:
+    """One model's move as the checks see it: the model, the action it is held to, how
+    far that action lets it move and the route it was measured along (inches)."""
+
+    mover: Model
+    action: ActionRules
+    allowance: float
+    route: tuple[tuple[float, float], ...] = ()
 
 
 class Measure:

@@ -3,8 +3,9 @@
 ``Referee(scene, ruleset).judge()`` returns a ``Verdict``: the violations (illegal
 moves), the advisories (consequences such as rolls to make, and close calls), and for
 every moved model the distances that were measured. It runs the checks of
-:mod:`rules.checks` on each model judged, then on each unit involved; a violation whose
-margin lies inside what the positions may be off becomes a close call.
+:mod:`rules.checks`, in the order given there, on each model judged and then on each
+unit involved; a violation whose margin lies inside what the positions may be off
+becomes a close call.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Protocol
 
 from rules import checks
 from rules.grid import GridReferee
-from rules.measure import Measure
+from rules.measure import Measure, Move
+from rules.movement import movement
 from rules.ruleset import Ruleset
 from rules.scene import Model, Scene
 from rules.verdict import Finding, Findings, MoveReport, Verdict
@@ -72,9 +74,9 @@ class Referee:
     def _judge_move(self, mover: Model, out: Findings) -> MoveReport:
         """Run the move checks on one model, in order; what was measured of its move."""
         action = checks.declared_action(self.measure, mover, out)
-        move = checks.Move(mover, action, self.measure.allowance(mover, action))
+        move = Move(mover, action, self.measure.allowance(mover, action))
         checks.engaged(self.measure, move, out)
-        report = checks.movement(self.measure, move, out)
+        report = movement(self.measure, move, out)
         move = dataclasses.replace(move, route=report.route)
         for check in checks.MOVE_CHECKS:
             check(self.measure, move, out)

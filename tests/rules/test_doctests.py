@@ -13,6 +13,7 @@ MODULES = [
     "rules.ruleset",
     "rules.grid",
     "rules.squares",
+    "rules.coherency",
     "vision.aruco",
     "calibration.printing",
     "vision.tracking",

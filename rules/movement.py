@@ -1,0 +1,218 @@
+"""How far a move went: its shortest legal route against the declared action's allowance.
+
+:func:`movement` measures a move (the shortest route that keeps out of the zones it may
+not enter, with terrain and climbing costs) and flags it when that is over the allowance.
+Which finding it is depends on why: the first of ``_MOVEMENT_JUDGEMENTS`` that settles
+the move says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import shapely
+from shapely.geometry import Point
+
+from rules.field import MoveField, climb_cost
+from rules.measure import Measure, Move
+from rules.pathing import Path
+from rules.scene import Model
+from rules.verdict import FLOAT_EPS_IN, Findings, MoveReport, RuleName, inches
+
+
+@dataclass(frozen=True)
+class Route:
+    """The shortest legal route of a move as measured: the path keeping out of the zones
+    of ``zone_ids`` (None when none is within ``cap_in``), the field it was found in, and
+    the climb added to it, in inches."""
+
+    path: Path | None
+    field: MoveField
+    zone_ids: frozenset[str]
+    climb_in: float
+    cap_in: float
+    limit_in: float
+
+    @property
+    def length_in(self) -> float | None:
+        """The route's length with the climb, or None when there is none."""
+        return None if self.path is None else self.path.length_in + self.climb_in
+
+    @property
+    def lower_in(self) -> float | None:
+        """The least the route's length with the climb may be, or None when there is none."""
+        return None if self.path is None else self.path.lower_in + self.climb_in
+
+
+def legal_route(m: Measure, move: Move) -> Route:
+    """The shortest route from start to end that keeps out of the zones the action does
+    not exempt, with the climb's cost, searched up to three times the allowance."""
+    mover, allowance = move.mover, move.allowance
+    climb = climb_cost(mover.pose.z - mover.start.z, m.rules, mover)
+    exempt = m.zone_exempt(mover, move.action)
+    zone_ids = frozenset(x.id for x in m.zone_sources(mover) if x.id not in exempt)
+    # Nobody needs the exact length of a detour three times the allowance.
+    cap = max(3.0 * allowance, allowance + 12.0)
+    path, field_ = m.path(mover, zone_ids, cap - climb)
+    return Route(path, field_, zone_ids, climb, cap, allowance + m.tol + FLOAT_EPS_IN)
+
+
+def movement(m: Measure, move: Move, out: Findings) -> MoveReport:
+    """Whether the shortest legal route fits the action's allowance; what was measured."""
+    mover = move.mover
+    if not mover.moved:
+        return MoveReport(mover.action, move.allowance, 0.0, 0.0, (0.0, 0.0))
+    route = legal_route(m, move)
+    for judgement in _MOVEMENT_JUDGEMENTS:
+        if judgement(m, move, route, out):
+            break
+    length, lower = route.length_in, route.lower_in
+    return MoveReport(
+        mover.action,
+        move.allowance,
+        mover.start.distance_to(mover.pose),
+        length,
+        None if length is None or lower is None else (lower, length),
+        () if route.path is None else route.path.points,
+    )
+
+
+def _fits(m: Measure, move: Move, route: Route, out: Findings) -> bool:
+    """A route within the allowance: nothing to flag."""
+    return route.length_in is not None and route.length_in <= route.limit_in
+
+
+def _too_close_to_call(m: Measure, move: Move, route: Route, out: Findings) -> bool:
+    """A route whose length the search only bounds, and the bound is within the allowance."""
+    if route.length_in is None or route.lower_in is None or route.lower_in > route.limit_in:
+        return False
+    mover = move.mover
+    out.advise(
+        "close_call",
+        mover.id,
+        f"{mover.id} moved {inches(route.lower_in)} to "
+        f"{inches(route.length_in)} of its {inches(move.allowance)}: too close to call",
+        measured=route.length_in,
+        limit=move.allowance,
+    )
+    return True
+
+
+def _only_through_a_zone(m: Measure, move: Move, route: Route, out: Findings) -> bool:
+    """An end within the allowance only by a route through a zone it must keep out of."""
+    if not route.zone_ids:
+        return False
+    mover = move.mover
+    through = m.path(mover, frozenset(), route.limit_in - route.climb_in)[0]
+    if through is None:
+        return False
+    crossed = _zones_crossed(through, route.field)
+    other = crossed[0] if crossed else None
+    how = inches(route.length_in) if route.length_in is not None else "impossible"
+    out.flag(
+        "control_zone",
+        mover.id,
+        f"{mover.id} could only reach its end within {inches(move.allowance)} by passing "
+        f"within {inches(_zone_in(m))} of {other or 'a model'}; keeping clear it is {how}",
+        other=other,
+        measured=route.length_in,
+        limit=move.allowance,
+    )
+    return True
+
+
+def _no_route_clear_of_zones(m: Measure, move: Move, route: Route, out: Findings) -> bool:
+    """No route keeps clear of the zones, though one through them exists."""
+    if route.path is not None or not route.zone_ids:
+        return False
+    mover = move.mover
+    through, _ = m.path(mover, frozenset(), route.cap_in - route.climb_in)
+    if through is None:
+        return False
+    out.flag(
+        "control_zone",
+        mover.id,
+        f"no route to {mover.id}'s end keeps {inches(_zone_in(m))} from the models it "
+        f"must keep away from; passing through their zones it is "
+        f"{inches(through.length_in + route.climb_in)}",
+        measured=through.length_in + route.climb_in,
+        limit=move.allowance,
+    )
+    return True
+
+
+def _blocked(m: Measure, move: Move, route: Route, out: Findings) -> bool:
+    """No legal path joins the start to the end at all."""
+    if route.path is not None or route.field.connected():
+        return False
+    mover = move.mover
+    out.flag("blocked", mover.id, f"no legal path leads from {mover.id}'s start to its end")
+    return True
+
+
+def _beyond_the_search(m: Measure, move: Move, route: Route, out: Findings) -> bool:
+    """A legal path exists but is longer than the search went (three allowances)."""
+    if route.path is not None:
+        return False
+    mover = move.mover
+    out.flag(
+        _movement_rule(mover),
+        mover.id,
+        f"{mover.id}'s shortest legal path is longer than {inches(route.cap_in)}; "
+        f"its {mover.action} allows {inches(move.allowance)}",
+        measured=route.cap_in,
+        limit=move.allowance,
+    )
+    return True
+
+
+def _over_allowance(m: Measure, move: Move, route: Route, out: Findings) -> bool:
+    """The shortest legal path against the allowance (a charge that did not reach its
+    target is a failed charge)."""
+    mover, length = move.mover, route.length_in
+    assert length is not None
+    failed = mover.action == "charge" and not m.charge_reached(mover)
+    what = "failed charge" if failed else mover.action
+    out.flag(
+        _movement_rule(mover),
+        mover.id,
+        f"{mover.id} moved {inches(length)} by the shortest legal path; "
+        f"its {what} allows {inches(move.allowance)}",
+        measured=length,
+        limit=move.allowance,
+    )
+    return True
+
+
+#: How a move is judged against its allowance: the first that settles it says so.
+_MOVEMENT_JUDGEMENTS: tuple[Callable[[Measure, Move, Route, Findings], bool], ...] = (
+    _fits,
+    _too_close_to_call,
+    _only_through_a_zone,
+    _no_route_clear_of_zones,
+    _blocked,
+    _beyond_the_search,
+    _over_allowance,
+)
+
+
+def _movement_rule(mover: Model) -> RuleName:
+    """The rule a move over its allowance falls under: ``charge`` for a charge."""
+    return "charge" if mover.action == "charge" else "movement"
+
+
+def _zone_in(m: Measure) -> float:
+    """The zone's range, or 0 for a game without zones."""
+    return m.rules.zone.range_in if m.rules.zone else 0.0
+
+
+def _zones_crossed(path: Path, field_: MoveField) -> list[str]:
+    """Zone models whose zone the route passes through, in the order it meets them."""
+    line = path.line()
+    hits = []
+    for mid, poly in field_.zones_near(line).items():
+        if line.relate_pattern(poly, "T********"):
+            first = shapely.get_coordinates(line.intersection(poly))[0]
+            hits.append((line.project(Point(first)), mid))
+    return [mid for _, mid in sorted(hits)]
