@@ -121,3 +121,13 @@ def test_a_still_model_settles_at_any_frame_rate_and_with_jitter(fps):
     assert times[k] - times[put_down] >= 0.3 - 1e-9
     assert times[k - 1] - times[put_down] < 0.3  # not a frame later than it could be
     assert tracker.tracks[1].state is TrackState.SETTLED
+
+
+def test_a_move_up_onto_a_tower_keeps_its_height():
+    # on the table at (5, 5) for 1 s, lifted onto a 5 in tower at (9, 5) and left there 1 s
+    frames = [[Sighting(2, 5.0, 5.0, 0.0, 0.0)] for _ in range(30)]
+    frames += [[Sighting(2, 9.0, 5.0, 0.0, 5.0)] for _ in range(30)]
+    tracker, events = run(frames)
+    assert len(events) == 1
+    assert events[0].to_xy == pytest.approx((9.0, 5.0)) and events[0].to_z == 5.0
+    assert tracker.tracks[2].z == 5.0
