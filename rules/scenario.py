@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from shapely.geometry import Polygon
 
+from rules.declaration import DeclarationError, check_roll, check_target
 from rules.errors import InputError, from_validation
 from rules.geometry import Base, Pose
 from rules.ruleset import Ruleset, load_ruleset
@@ -158,64 +159,14 @@ class Scenario:
 
 
 def _scene(spec: ScenarioIn, ruleset: Ruleset, source: str) -> Scene:
+    """The scene a validated scenario describes, once its models make sense together."""
     ids = [m.id for m in spec.models]
-    models = []
     for i, m in enumerate(spec.models):
         where = f"{source}: models[{i}]"
-        if ids.count(m.id) > 1:
-            raise InputError(f"{where}.id: model ids must be unique, got {m.id!r} twice")
-        if m.target is not None and m.target not in ids:
-            raise InputError(f"{where}.target: expected one of the model ids, got {m.target!r}")
-        if m.target == m.id:
-            raise InputError(f"{where}.target: a model cannot target itself")
-        action = ruleset.action(m.action)
-        if ruleset.grid is not None:
-            if m.movement != int(m.movement):
-                raise InputError(
-                    f"{where}.movement: {ruleset.name} moves in whole squares, got {m.movement}"
-                )
-            if m.action == "run" and m.run is None:
-                raise InputError(
-                    f"{where}.run: a run needs the Athletics check, e.g. "
-                    '{"check": 12, "extra": 1}'
-                )
-        elif m.ooc or m.run is not None:
-            key = "ooc" if m.ooc else "run"
-            raise InputError(f"{where}.{key}: only square-grid games use it, not {ruleset.name}")
-        if action is not None:
-            if action.target == "enemy" and m.target is None:
-                raise InputError(f"{where}.target: a {m.action} needs a target model id")
-            if action.add_roll and m.roll is None:
-                raise InputError(
-                    f"{where}.roll: a {m.action} in {ruleset.name} needs the D{action.roll_sides} "
-                    f"roll (1-{action.roll_sides})"
-                )
-            if m.roll is not None and action.add_roll and not 1 <= m.roll <= action.roll_sides:
-                raise InputError(
-                    f"{where}.roll: expected 1-{action.roll_sides} (a D{action.roll_sides}), "
-                    f"got {m.roll}"
-                )
-        models.append(
-            Model(
-                id=m.id,
-                side=m.side,
-                unit=m.unit if m.unit is not None else m.id,
-                base=base_of(m.base),
-                movement_in=m.movement,
-                start=_pose(m.start),
-                end=None if m.end is None else _pose(m.end),
-                keywords=frozenset(m.keywords),
-                status=frozenset(m.status),
-                action=m.action,
-                target=m.target,
-                roll=m.roll,
-                move_squares=int(m.movement) if ruleset.grid is not None else 0,
-                ooc=m.ooc,
-                run_check=None if m.run is None else m.run.check,
-                run_extra=1 if m.run is None else m.run.extra,
-                sigma_in=m.uncertainty,
-            )
-        )
+        _check_ids(m, ids, where)
+        _check_squares(m, ruleset, where)
+        _check_declared(m, ids, ruleset, where)
+    models = tuple(_model(m, ruleset) for m in spec.models)
     terrain = tuple(
         Terrain(t.id, Polygon(t.polygon), t.height, frozenset(t.keywords)) for t in spec.terrain
     )
@@ -225,6 +176,74 @@ def _scene(spec: ScenarioIn, ruleset: Ruleset, source: str) -> Scene:
         grid = Grid(g.square_in, g.origin, g.angle)
     elif spec.grid is not None:
         raise InputError(f"{source}: grid: {ruleset.name} is not played on a square grid")
-    return Scene(
-        Table(spec.table.width, spec.table.depth), tuple(models), terrain, spec.tolerance, grid
+    return Scene(Table(spec.table.width, spec.table.depth), models, terrain, spec.tolerance, grid)
+
+
+def _check_ids(m: ModelIn, ids: list[str], where: str) -> None:
+    """A model id used twice, or a target that is none of the scenario's models."""
+    if ids.count(m.id) > 1:
+        raise InputError(f"{where}.id: model ids must be unique, got {m.id!r} twice")
+    if m.target is not None and m.target not in ids:
+        raise InputError(f"{where}.target: expected one of the model ids, got {m.target!r}")
+
+
+def _check_squares(m: ModelIn, ruleset: Ruleset, where: str) -> None:
+    """Keys only square-grid games use, or a square-grid move that lacks what it needs."""
+    if ruleset.grid is None:
+        if m.ooc or m.run is not None:
+            key = "ooc" if m.ooc else "run"
+            raise InputError(f"{where}.{key}: only square-grid games use it, not {ruleset.name}")
+        return
+    if m.movement != int(m.movement):
+        raise InputError(
+            f"{where}.movement: {ruleset.name} moves in whole squares, got {m.movement}"
+        )
+    if m.action == "run" and m.run is None:
+        raise InputError(
+            f'{where}.run: a run needs the Athletics check, e.g. {{"check": 12, "extra": 1}}'
+        )
+
+
+def _check_declared(m: ModelIn, ids: list[str], ruleset: Ruleset, where: str) -> None:
+    """A declaration the game cannot take (:mod:`rules.declaration`), or one that lacks the
+    target or the roll its action needs. An action the game does not have is judged (it is
+    a finding, not malformed input)."""
+    action = ruleset.action(m.action)
+    try:
+        check_target(ids, m.id, m.target)
+        if action is not None and action.add_roll:
+            check_roll(ruleset, m.action, m.roll)
+    except DeclarationError as exc:
+        raise InputError(f"{where}.{exc}") from None
+    if action is None:
+        return
+    if action.target == "enemy" and m.target is None:
+        raise InputError(f"{where}.target: a {m.action} needs a target model id")
+    if action.add_roll and m.roll is None:
+        raise InputError(
+            f"{where}.roll: a {m.action} in {ruleset.name} needs the D{action.roll_sides} "
+            f"roll (1-{action.roll_sides})"
+        )
+
+
+def _model(m: ModelIn, ruleset: Ruleset) -> Model:
+    """The model a scenario entry describes."""
+    return Model(
+        id=m.id,
+        side=m.side,
+        unit=m.unit if m.unit is not None else m.id,
+        base=base_of(m.base),
+        movement_in=m.movement,
+        start=_pose(m.start),
+        end=None if m.end is None else _pose(m.end),
+        keywords=frozenset(m.keywords),
+        status=frozenset(m.status),
+        action=m.action,
+        target=m.target,
+        roll=m.roll,
+        move_squares=int(m.movement) if ruleset.grid is not None else 0,
+        ooc=m.ooc,
+        run_check=None if m.run is None else m.run.check,
+        run_extra=1 if m.run is None else m.run.extra,
+        sigma_in=m.uncertainty,
     )

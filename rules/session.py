@@ -24,6 +24,7 @@ from typing import Any, Literal, ParamSpec, TypeVar
 
 from shapely.geometry import Polygon
 
+from rules.declaration import check_declaration
 from rules.geometry import Pose
 from rules.observation import Observed
 from rules.referee import referee_for
@@ -202,10 +203,11 @@ class Session:
         target: str | None = None,
         roll: int | None = None,
     ) -> list[Event]:
-        """Record a model's declaration; if it has already moved, judge it again."""
-        if model_id not in self.models:
-            known = ", ".join(sorted(self.models))
-            raise ValueError(f"unknown model {model_id!r}; the roster has: {known}")
+        """Record a model's declaration; if it has already moved, judge it again.
+
+        A declaration the game cannot take is a ``DeclarationError`` naming the field.
+        """
+        self.check_declaration(model_id, action, target, roll)
         d = self.declarations.setdefault(model_id, Declaration())
         d.action = action or d.action
         d.target = target if target is not None else d.target
@@ -213,6 +215,19 @@ class Session:
         if self.in_phase and self._has_moved(model_id):
             return self._judge(t, frame, model_id)
         return []
+
+    def check_declaration(
+        self,
+        model_id: str,
+        action: str | None = None,
+        target: str | None = None,
+        roll: int | None = None,
+    ) -> None:
+        """A ``DeclarationError`` naming the field when this game cannot take the declaration:
+        an unknown model, action or target, or a roll off the action's die."""
+        before = self.declarations.get(model_id)
+        declared = before.action if before is not None else "move"
+        check_declaration(self.ruleset, self.models, model_id, action, target, roll, declared)
 
     # -- what the camera side reports ------------------------------------------------------
 

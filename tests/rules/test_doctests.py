@@ -14,6 +14,7 @@ MODULES = [
     "rules.grid",
     "rules.squares",
     "rules.coherency",
+    "rules.declaration",
     "vision.aruco",
     "calibration.printing",
     "vision.tracking",
