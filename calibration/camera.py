@@ -188,7 +188,8 @@ def calibrate(views: Iterable[tuple[str, np.ndarray]], board_spec: BoardSpec) ->
         if any(_same_view(ids, pts, k_ids, k_pts) for k_ids, k_pts in kept_corners):
             rejected[name] = "a duplicate of an earlier view"
             continue
-        obj, img = board.matchImagePoints(corners, ids)
+        # a ChArUco board takes the (N, 1, 2) corner array; the stubs want a sequence
+        obj, img = board.matchImagePoints(corners, ids)  # type: ignore[call-overload]
         obj_points.append(obj)
         img_points.append(img)
         kept_corners.append((ids, pts))

@@ -82,7 +82,9 @@ MIN_SIDE_PX = 12.0
 CELL_PURITY = 0.6
 
 
-def detector_parameters(image_size: tuple[int, int], refine: str = "contour") -> object:
+def detector_parameters(
+    image_size: tuple[int, int], refine: str = "contour"
+) -> cv2.aruco.DetectorParameters:
     """Detector settings chosen by measurement (see docs/detector-settings.md).
 
     OpenCV's default ``minMarkerPerimeterRate`` (0.03 of the larger image side) drops

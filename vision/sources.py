@@ -123,7 +123,7 @@ class LiveSource:
         capture = cv2.VideoCapture(target)
         if isinstance(target, int) and capture.isOpened():
             # Ask webcams for 1080p MJPG; report what they granted.
-            capture.set(cv2.CAP_PROP_FOURCC, cv2.VideoWriter_fourcc(*"MJPG"))
+            capture.set(cv2.CAP_PROP_FOURCC, cv2.VideoWriter.fourcc(*"MJPG"))
             capture.set(cv2.CAP_PROP_FRAME_WIDTH, self.size[0])
             capture.set(cv2.CAP_PROP_FRAME_HEIGHT, self.size[1])
         if capture.isOpened():

@@ -122,6 +122,7 @@ class TablePose:
         if self.camera is None:
             assert self.homography is not None
             return np.asarray(cv2.perspectiveTransform(points[None, :, :2], self.homography)[0])
+        assert self.rvec is not None and self.tvec is not None
         proj, _ = cv2.projectPoints(
             points, self.rvec, self.tvec, self.camera.camera_matrix, self.camera.dist_coeffs
         )
