@@ -15,7 +15,8 @@ MODULES = [
     "rules.squares",
     "rules.coherency",
     "rules.declaration",
-    "vision.aruco",
+    "calibration.dictionaries",
+    "rules.observation",
     "calibration.printing",
     "vision.tracking",
 ]
