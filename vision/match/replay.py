@@ -1,11 +1,11 @@
 """The replay: a recorded match scrubbed to any moment, shown as the live table view
 showed it, and judged again with a declaration changed.
 
-A :class:`Replay` offers the web app what a :class:`~vision.live.Game` does (``lock``,
-``changed``, ``version``, ``generation``, ``session``, ``frame``, ``status``, ``state()``,
-``mapping()``, ``events_since()``, ``jpeg()``, ``declare()``, ``decide()``), for the moment
-it was last :meth:`~Replay.seek`-ed to. Phase controls are refused: a replay's phases are as
-recorded.
+A :class:`Replay` offers the web app what a :class:`~vision.game.Game` does (the protocol
+:class:`webui.protocol.Refereed`: ``state()``, ``events_since()``, ``wait_for_change()``,
+``neighbours()``, ``measure()``, ``jpeg()``, ``declare()``, ``decide()``, ...), for the
+moment it was last :meth:`~Replay.seek`-ed to. Phase controls are refused: a replay's phases
+are as recorded.
 
 ::
 
@@ -49,6 +49,7 @@ import logging
 import math
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,15 +58,16 @@ import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
-from rules.board import describe
 from rules.errors import InputError
 from rules.referee import referee_for
 from rules.session import FLAG_KINDS, Event, Session
 from rules.verdict import MoveReport
+from rules.view import describe, measure, neighbours
 from vision.aruco import MarkerDetector
 from vision.game import check_declaration
 from vision.match.reader import FrameRow, Match
 from vision.tablepose import PoseError, TablePose
+from vision.viewstate import StateCache
 
 log = logging.getLogger("tablesight.replay")
 
@@ -235,7 +237,7 @@ class Replay:
         self._live_events = match.state_at(math.inf).events
         self._rejudged: _Revision | None = None
         self._tracks: dict[str, str] = {}
-        self._state: tuple[tuple[int, int], dict[str, Any]] | None = None
+        self._state = StateCache(self.lock)
         self._mappings: OrderedDict[int, dict[str, Any] | None] = OrderedDict()
         self._detector = MarkerDetector(self.setup.table.table.dictionary)
         path = match.video
@@ -408,29 +410,47 @@ class Replay:
         with self.lock:
             return self.session.events[first_id:]
 
+    def wait_for_change(self, version: int, timeout: float) -> int:
+        """Wait until the replay's ``version`` is no longer ``version`` (a seek, a new
+        revision) or it is closing, at most ``timeout`` seconds; returns the version then."""
+        with self.changed:
+            self.changed.wait_for(lambda: self.version != version or self.closing, timeout)
+            return self.version
+
+    def neighbours(self, model_id: str) -> dict[str, Any]:
+        """A model and those near it at the moment shown (as :meth:`Game.neighbours`)."""
+        with self.lock:
+            return neighbours(self.session, model_id)
+
+    def measure(
+        self, a: str, b: str | None = None, point: tuple[float, float] | None = None
+    ) -> dict[str, Any]:
+        """Edge to edge at the moment shown (as :meth:`Game.measure`)."""
+        with self.lock:
+            return measure(self.session, a, b, point)
+
     def state(self) -> dict[str, Any]:
         """The table at the moment shown, as :meth:`Game.state` gives it live (``live`` has
         the moment's time and frame), plus ``replay``: :meth:`position`."""
-        with self.lock:
-            key = (self.generation, self.version)
-            if self._state is not None and self._state[0] == key:
-                return self._state[1]
-            state = describe(self.session)
-            for m in state["models"]:
-                m["track"] = self._tracks.get(m["id"], "unseen")
-            frame = self.frame
-            state["live"] = {
-                "status": self.status,
-                "generation": self.generation,
-                "version": self.version,
-                "t": frame.t if frame else None,
-                "frame": frame.index if frame else None,
-                "events": len(self.session.events),
-            }
-            state["camera"] = self.mapping()
-            state["replay"] = self.position()
-            self._state = (key, state)
-            return state
+        return self._state.get(lambda: (self.generation, self.version), self._take_state)
+
+    def _take_state(self) -> Callable[[], dict[str, Any]]:
+        """(Under the lock) the state worked out: a moment's table is small enough."""
+        state = describe(self.session)
+        for m in state["models"]:
+            m["track"] = self._tracks.get(m["id"], "unseen")
+        frame = self.frame
+        state["live"] = {
+            "status": self.status,
+            "generation": self.generation,
+            "version": self.version,
+            "t": frame.t if frame else None,
+            "frame": frame.index if frame else None,
+            "events": len(self.session.events),
+        }
+        state["camera"] = self.mapping()
+        state["replay"] = self.position()
+        return lambda: state
 
     def info(self) -> dict[str, Any]:
         """The whole match for the replay page: its footage, revisions, roster, and every
