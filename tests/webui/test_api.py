@@ -9,20 +9,14 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.camera import CameraModel
-from rules.ruleset import load_ruleset
-from tests.vision.test_pipeline import ROSTER, TABLE, footage  # noqa: F401 (a fixture)
 from vision.game import Game
-from vision.setup import Setup
 from vision.sources import FileSource, Frame
 from webui.app import create_app
 
 
 @pytest.fixture
-def game(footage, tmp_path):  # noqa: F811
-    camera, pics = footage
-    lens = CameraModel((1920, 1080), camera.camera_matrix, camera.dist_coeffs)
-    setup = Setup("necromunda", load_ruleset("necromunda"), TABLE, ROSTER, [], lens)
+def game(footage, setup, tmp_path):
+    _, pics = footage
     cv2.imwrite(str(tmp_path / "0.png"), pics["start"])
     g = Game(setup, FileSource(str(tmp_path)))
     # the ganger at (10, 10), then moved 7 in to (17, 10): over its 6
@@ -43,7 +37,7 @@ def error(response, status, field):
     return body["message"]
 
 
-def test_state(client, footage):  # noqa: F811
+def test_state(client, footage):
     camera, _ = footage
     state = client.get("/api/state").get_json()
     assert state["game"] == {"name": "necromunda", "title": "Necromunda"}

@@ -25,18 +25,12 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.camera import CameraModel
-from rules.ruleset import load_ruleset
-from tests.vision.test_pipeline import ROSTER, TABLE, shot
-from tests.webui.conftest import BROWSER, WAIT_MS
 from vision.game import Game
-from vision.rig.synth import PinholeCamera
-from vision.setup import Setup
 from vision.sources import FileSource
-from webui.app import STATE_HZ
 from webui.serve import Server
+from webui.stream import STATE_HZ
 
-pytestmark = BROWSER
+pytestmark = pytest.mark.browser
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
 
@@ -69,16 +63,13 @@ window.EventSource = class extends Native {
 
 
 @pytest.fixture(scope="module")
-def clip(tmp_path_factory):
+def clip(footage, tmp_path_factory):
     """The camera, and a 4.5 s MJPG clip: 2 s with the ganger at (10, 10), then 2.5 s at
     (17, 10)."""
-    camera = PinholeCamera.looking_at((22, -14, 30), (22, 14, 0))
+    camera, pics = footage
     video = tmp_path_factory.mktemp("clip") / "match.avi"
     writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), FPS, (1920, 1080))
-    for picture, seconds in (
-        (shot(camera, (10, 10), 1), STILL_S),
-        (shot(camera, (17, 10), 3), MOVED_S),
-    ):
+    for picture, seconds in ((pics["start"], STILL_S), (pics["moved"], MOVED_S)):
         for _ in range(round(seconds * FPS)):
             writer.write(picture)
     writer.release()
@@ -86,14 +77,12 @@ def clip(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def server(clip, browser):
+def server(clip, setup, browser):
     """The game playing the clip at its own speed, served by waitress on a free port.
 
     Started after the browser so that the first page opens while the ganger still
     stands where it began."""
-    camera, video = clip
-    lens = CameraModel((1920, 1080), camera.camera_matrix, camera.dist_coeffs)
-    setup = Setup("necromunda", load_ruleset("necromunda"), TABLE, ROSTER, [], lens)
+    _, video = clip
     game = Game(setup, FileSource(str(video)), paced=True)
     game.start()
     web = Server(game, "127.0.0.1", 0).start()
@@ -103,14 +92,14 @@ def server(clip, browser):
 
 
 @pytest.fixture
-def open_page(browser, server):
+def open_page(browser, server, wait_ms):
     """Opens a page of the server; fails the test on any JavaScript error or console error."""
     pages, errors = [], []
 
     def opener(path: str, width: int = 1600, height: int = 1000):
         page = browser.new_page(viewport={"width": width, "height": height})
         page.add_init_script(STREAM_CLOCK)
-        page.set_default_timeout(WAIT_MS)
+        page.set_default_timeout(wait_ms)
         page.on("pageerror", lambda exc: errors.append(f"{path}: {exc}"))
         page.on(
             "console", lambda m: m.type == "error" and errors.append(f"{path}: console: {m.text}")
@@ -131,11 +120,11 @@ def api(server, path: str):
         return json.load(response)
 
 
-def poll(page, check, what: str) -> None:
-    """Until ``check()`` holds, asked every 50 ms for at most ``WAIT_MS``."""
-    deadline = time.monotonic() + WAIT_MS / 1000
+def poll(page, check, what: str, wait_s: float = 20.0) -> None:
+    """Until ``check()`` holds, asked every 50 ms for at most ``wait_s``."""
+    deadline = time.monotonic() + wait_s
     while not check():
-        assert time.monotonic() < deadline, f"waited {WAIT_MS / 1000:.0f} s for {what}"
+        assert time.monotonic() < deadline, f"waited {wait_s:.0f} s for {what}"
         page.wait_for_timeout(50)
 
 
@@ -360,7 +349,7 @@ def test_keyboard_help_and_m_starts_a_movement_phase(open_page, server):
 
 def test_events_told_while_the_stream_waits_all_reach_the_page(open_page, server, monkeypatch):
     # a state at most every 2 s, so that the last two presses below surely fall in one wait
-    monkeypatch.setattr("webui.app.STATE_HZ", 0.5)
+    monkeypatch.setattr("webui.stream.STATE_HZ", 0.5)
     page = open_page("/")
     wait_until_quiet(page, server, idle_s=2.5)
     started = page.locator("#events li[data-kind=phase_started]")

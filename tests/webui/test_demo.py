@@ -11,16 +11,13 @@ from __future__ import annotations
 import re
 import signal
 import subprocess
-import sys
 import threading
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from tests.webui.conftest import BROWSER, CHROMIUM
-
-pytestmark = BROWSER
+pytestmark = pytest.mark.browser
 sync_api = pytest.importorskip("playwright.sync_api")
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,16 +27,11 @@ WAIT_S = 60.0
 URL = re.compile(r"table view: (http://127\.0\.0\.1:\d+/\S*)")
 
 
-def tablesight_command() -> list[str]:
-    exe = Path(sys.executable).with_name("tablesight")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "tablesight"]
-
-
 @pytest.fixture
-def demo():
+def demo(tablesight_command):
     """The demo on a free port; yields (process, url, stderr lines)."""
     process = subprocess.Popen(
-        [*tablesight_command(), "demo", "--no-browser", "--port", "0", "--game", "necromunda"],
+        [*tablesight_command, "demo", "--no-browser", "--port", "0", "--game", "necromunda"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -75,27 +67,25 @@ def demo():
             process.stderr.close()
 
 
-def test_the_demo_shows_every_model_of_the_sample(demo) -> None:
+def test_the_demo_shows_every_model_of_the_sample(demo, browser) -> None:
     process, url, lines = demo
     models = tomllib.loads(ROSTER.read_text())["models"]
     assert len(models) == 12
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM)
-        try:
-            page = browser.new_page(viewport={"width": 1600, "height": 1000})
-            errors: list[str] = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.goto(url, wait_until="domcontentloaded")
-            bases = page.locator("svg#overlay path.base")
-            sync_api.expect(bases).to_have_count(len(models), timeout=WAIT_S * 1000)
-            drawn = sorted(bases.nth(i).get_attribute("data-model") for i in range(len(models)))
-            assert drawn == sorted(m["id"] for m in models)
-            assert errors == []
-            # Ctrl-C stops it while the page still streams the picture and the events: the
-            # clip, the server and the process, with exit status 0 (not an abort from a
-            # picture still being encoded as the process exits).
-            assert process.poll() is None, "".join(lines)
-            process.send_signal(signal.SIGINT)
-            assert process.wait(timeout=20) == 0, "".join(lines)
-        finally:
-            browser.close()
+    page = browser.new_page(viewport={"width": 1600, "height": 1000})
+    try:
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(url, wait_until="domcontentloaded")
+        bases = page.locator("svg#overlay path.base")
+        sync_api.expect(bases).to_have_count(len(models), timeout=WAIT_S * 1000)
+        drawn = sorted(bases.nth(i).get_attribute("data-model") for i in range(len(models)))
+        assert drawn == sorted(m["id"] for m in models)
+        assert errors == []
+        # Ctrl-C stops it while the page still streams the picture and the events: the
+        # clip, the server and the process, with exit status 0 (not an abort from a
+        # picture still being encoded as the process exits).
+        assert process.poll() is None, "".join(lines)
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=20) == 0, "".join(lines)
+    finally:
+        page.close()

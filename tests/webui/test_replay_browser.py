@@ -1,7 +1,7 @@
 """The replay viewer in a real browser: Debian's Chromium through Playwright, against
 ``tablesight replay`` serving a match recorded by ``tablesight run --record``.
 
-The clip (``tests/vision/test_pipeline.py``): 30 frames at 30 fps, the ganger at (10, 10)
+The clip (``match_files`` in ``conftest.py``): 30 frames at 30 fps, the ganger at (10, 10)
 for frames 0-14 and at (17, 10) from frame 15 on - a 7 in move of its 6 in - with the
 brute at (30, 20) all along. The referee sees the move once it has stood still for 0.3 s:
 the violation is at frame 24 (0.8 s). One server serves the module and the tests run in
@@ -12,18 +12,12 @@ from __future__ import annotations
 
 import math
 import re
-import shutil
 import signal
 import subprocess
-import sys
 
 import pytest
 
-from tests.test_cli import tablesight
-from tests.vision.test_pipeline import footage, match_files  # noqa: F401 (fixtures)
-from tests.webui.conftest import BROWSER, WAIT_MS
-
-pytestmark = BROWSER
+pytestmark = pytest.mark.browser
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
 
@@ -34,7 +28,7 @@ END_T = 29 / 30
 
 
 @pytest.fixture(scope="module")
-def recorded(match_files, tmp_path_factory):  # noqa: F811
+def recorded(match_files, tablesight, tmp_path_factory):
     """The clip refereed by ``tablesight run --record``: the match file and its video."""
     video, args = match_files
     db = tmp_path_factory.mktemp("recorded") / "match.db"
@@ -45,13 +39,11 @@ def recorded(match_files, tmp_path_factory):  # noqa: F811
 
 
 @pytest.fixture(scope="module")
-def server(recorded):
+def server(recorded, tablesight_command):
     """``tablesight replay match.db --port 0 --no-browser``; its URL from the line it
     prints."""
-    exe = shutil.which("tablesight")
-    cmd = [exe] if exe else [sys.executable, "-m", "tablesight"]
     process = subprocess.Popen(
-        [*cmd, "replay", str(recorded), "--port", "0", "--no-browser"],
+        [*tablesight_command, "replay", str(recorded), "--port", "0", "--no-browser"],
         stderr=subprocess.PIPE,
         text=True,
     )
@@ -71,7 +63,7 @@ def server(recorded):
 
 
 @pytest.fixture
-def open_page(browser, server):
+def open_page(browser, server, wait_ms):
     """Opens the replay page (with a query); fails the test on any JavaScript error or
     console error."""
     pages, errors = [], []
@@ -79,7 +71,7 @@ def open_page(browser, server):
     def opener(query: str = "", refused: bool = False):
         """``refused``: the page is expected to have a request refused (a 400 answer)."""
         page = browser.new_page(viewport={"width": 1600, "height": 1000})
-        page.set_default_timeout(WAIT_MS)
+        page.set_default_timeout(wait_ms)
         page.on("pageerror", lambda exc: errors.append(str(exc)))
 
         def console(m) -> None:
@@ -148,7 +140,7 @@ def test_the_next_flag_by_keyboard_shows_the_overlay_of_that_moment(open_page):
     frame_shown(page, 0)
 
 
-def test_a_time_link_opens_that_moment(open_page, footage):  # noqa: F811
+def test_a_time_link_opens_that_moment(open_page, footage):
     camera, _ = footage
     page = open_page("?time=0.4")
     frame_shown(page, 12)

@@ -17,19 +17,8 @@
   let wanted = null, seeking = null;  // the newest time asked for; the seeks under way
   let dragging = false;  // the timeline's handle is held
 
-  function say(text) { $("message").textContent = text; }
-  async function act(promise) {
-    try { const out = await promise; say(""); return out; } catch (err) { say(err.message); return null; }
-  }
+  const { say, act, fill } = TS;
   const seconds = (t) => (t === null || t === undefined ? "-" : Number(t).toFixed(2) + " s");
-
-  function fill(select, values, keep = true, blank = null) {
-    const old = select.value;
-    select.textContent = "";
-    if (blank !== null) select.add(new Option(blank, ""));
-    for (const v of values) select.add(new Option(v, v));
-    if (keep && values.includes(old)) select.value = old;
-  }
 
   // -- seeking ---------------------------------------------------------------------------
 
@@ -234,7 +223,7 @@
   // -- models and measuring (as on the table view) ----------------------------------------
 
   const tool = TS.modelTool({
-    map, act, say, table: () => state.table,
+    map, table: () => state.table,
     select(id) { selected = id; $("model").value = id; render(); },
   });
 
@@ -250,7 +239,6 @@
     $(id).onchange = renderEvents;
   }
   $("model").onchange = () => { selected = $("model").value; tool.hover(selected); render(); };
-  $("help-button").onclick = () => $("help").showModal();
   $("declare").onclick = () => {
     const body = { model: $("model").value, action: $("action").value };
     if ($("target").value) body.target = $("target").value;
@@ -258,28 +246,20 @@
     rejudged(TS.post("/api/declare", body));
   };
 
-  document.addEventListener("keydown", (ev) => {
-    const el = document.activeElement;
-    const typing = (el.tagName === "INPUT" && el.type !== "range") ||
-      ["SELECT", "TEXTAREA"].includes(el.tagName);
-    if (typing || ev.ctrlKey || ev.metaKey || ev.altKey || !info) return;
-    if ($("help").open && ev.key !== "?") return;
-    const key = ev.key;
-    if (key === "ArrowLeft") step(-1, ev.shiftKey);
-    else if (key === "ArrowRight") step(1, ev.shiftKey);
-    else if (key === "ArrowUp" || key === "n") jumpToFlag(1);
-    else if (key === "ArrowDown" || key === "p") jumpToFlag(-1);
-    else if (key === "Home") go(info.start_t);
-    else if (key === "End") go(info.end_t);
-    else if (key === " ") { if (playing) stop(); else play(); }
-    else if (key === "?") { if ($("help").open) $("help").close(); else $("help").showModal(); }
-    else if (key === "t") tool.start();
-    else if (key === "Escape") {
-      tool.cancel(); selected = null; render();
-      return;
-    } else return;
-    ev.preventDefault();
-  });
+  // what each key does is the server's to say (webui/keys.py); here, only how
+  TS.keyboard({
+    previous_frame: () => step(-1, false),
+    next_frame: () => step(1, false),
+    second_back: () => step(-1, true),
+    second_on: () => step(1, true),
+    next_flag: () => jumpToFlag(1),
+    previous_flag: () => jumpToFlag(-1),
+    start: () => go(info.start_t),
+    end: () => go(info.end_t),
+    play: () => (playing ? stop() : play()),
+    measure: () => tool.start(),
+    cancel() { tool.cancel(); selected = null; render(); },
+  }, () => info !== null);
 
   // -- start: the match, then the moment in the address (?time=) or where the replay stands
 

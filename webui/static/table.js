@@ -8,18 +8,7 @@
   const opts = { zones: TS.option("zones"), links: TS.option("links"), labels: TS.option("labels"),
                  allReach: false };
 
-  function say(text) { $("message").textContent = text; }
-  async function act(promise) {
-    try { const out = await promise; say(""); return out; } catch (err) { say(err.message); return null; }
-  }
-
-  function fill(select, values, keep = true, blank = null) {
-    const old = select.value;
-    select.textContent = "";
-    if (blank !== null) select.add(new Option(blank, ""));
-    for (const v of values) select.add(new Option(v, v));
-    if (keep && values.includes(old)) select.value = old;
-  }
+  const { act, fill } = TS;
 
   function render() {
     if (!state) return;
@@ -55,7 +44,7 @@
   }
 
   const tool = TS.modelTool({
-    map, act, say, table: () => state.table,
+    map, table: () => state.table,
     select(id) { selected = id; $("model").value = id; render(); },
   });
 
@@ -66,7 +55,6 @@
   $("side").onchange = () => $("side").value &&
     act(TS.post("/api/phase", { action: "side", side: $("side").value }));
   $("model").onchange = () => { selected = $("model").value; tool.hover(selected); render(); };
-  $("help-button").onclick = () => $("help").showModal();
   function declare() {
     const body = { model: $("model").value, action: $("action").value };
     if ($("target").value) body.target = $("target").value;
@@ -75,23 +63,29 @@
   }
   $("declare").onclick = declare;
 
-  document.addEventListener("keydown", (ev) => {
-    if (["INPUT", "SELECT", "TEXTAREA"].includes(document.activeElement.tagName)) return;
-    const key = ev.key;
-    if (key === "?") $("help").showModal();
-    else if (key === "m") phase("start");
-    else if (key === "e") phase("end");
-    else if (key === "n") phase("next_turn");
-    else if (key === "t") tool.start();
-    else if (key === "d") declare();
-    else if (key === "s" && state) {
-      const sides = state.session.sides;
-      const next = sides[(sides.indexOf(state.session.side) + 1) % sides.length];
-      act(TS.post("/api/phase", { action: "side", side: next }));
-    } else if ((key === "a" || key === "x") && state && state.flags.length) {
-      const f = state.flags[state.flags.length - 1];
-      act(TS.post(`/api/flags/${f.id}`, { decision: key === "a" ? "accept" : "dismiss" }));
-    } else if (key === "Escape") { tool.cancel(); selected = null; render(); }
+  function nextSide() {
+    if (!state) return;
+    const sides = state.session.sides;
+    const next = sides[(sides.indexOf(state.session.side) + 1) % sides.length];
+    act(TS.post("/api/phase", { action: "side", side: next }));
+  }
+  function decideNewest(decision) {
+    if (!state || !state.flags.length) return;
+    const f = state.flags[state.flags.length - 1];
+    act(TS.post(`/api/flags/${f.id}`, { decision }));
+  }
+
+  // what each key does is the server's to say (webui/keys.py); here, only how
+  TS.keyboard({
+    start_phase: () => phase("start"),
+    end_phase: () => phase("end"),
+    next_turn: () => phase("next_turn"),
+    next_side: nextSide,
+    measure: () => tool.start(),
+    declare,
+    accept_flag: () => decideNewest("accept"),
+    dismiss_flag: () => decideNewest("dismiss"),
+    cancel() { tool.cancel(); selected = null; render(); },
   });
 
   TS.connect({

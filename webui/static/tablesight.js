@@ -212,9 +212,54 @@ const TS = (() => {
     return `${out.from} to ${to}: ${num(out.distance_in)} in +/- ${num(out.uncertainty_in)}`;
   }
 
+  // -- what the pages share: the message line, requests, selects and the keyboard -------
+
+  // The page's message line (#message).
+  function say(text) { document.getElementById("message").textContent = text; }
+
+  // A request's answer, or null with its refusal said on the message line.
+  async function act(promise) {
+    try { const out = await promise; say(""); return out; } catch (err) { say(err.message); return null; }
+  }
+
+  // A <select>'s options: ``values`` (after a ``blank`` one, if given), keeping the one
+  // chosen if it is still there and ``keep``.
+  function fill(select, values, keep = true, blank = null) {
+    const old = select.value;
+    select.textContent = "";
+    if (blank !== null) select.add(new Option(blank, ""));
+    for (const v of values) select.add(new Option(v, v));
+    if (keep && values.includes(old)) select.value = old;
+  }
+
+  // The page's keyboard: the server gives each key's action (#keys, from webui/keys.py,
+  // which the help dialog lists too); ``actions`` maps action names to functions. Keys
+  // are the page's unless typing in a field, with ctrl, alt or meta, or while the help is
+  // open (but "?", which closes it); ``ready()`` says whether the page can act yet.
+  function keyboard(actions, ready = () => true) {
+    const bound = JSON.parse(document.getElementById("keys").textContent);
+    const help = document.getElementById("help");
+    actions = { help: () => (help.open ? help.close() : help.showModal()), ...actions };
+    document.getElementById("help-button").onclick = () => help.showModal();
+    document.addEventListener("keydown", (ev) => {
+      const el = document.activeElement;
+      const typing = (el.tagName === "INPUT" && el.type !== "range") ||
+        ["SELECT", "TEXTAREA"].includes(el.tagName);
+      if (typing || ev.ctrlKey || ev.metaKey || ev.altKey || !ready()) return;
+      if (help.open && ev.key !== "?") return;
+      const shifted = ev.shiftKey && ev.key.length > 1 ? bound[`Shift+${ev.key}`] : undefined;
+      const action = actions[shifted || bound[ev.key]];
+      if (!action) return;
+      action(ev);
+      if (ev.key !== "Escape") ev.preventDefault();  // Escape closes dialogs too
+    });
+  }
+
+  // -- models and measuring ---------------------------------------------------------------
+
   // Clicking models: select one (its card shown), or measure edge to edge between two
   // models, or a model and a point of the map (drawn in inches, y = 0 at the bottom).
-  // ``page``: { map, act, say, table: () => the state's table, select: (id) => void }.
+  // ``page``: { map, table: () => the state's table, select: (id) => void }.
   function modelTool(page) {
     const $ = (id) => document.getElementById(id);
     let measuring = null;  // null: selecting; "": measuring, no model yet; else the first
@@ -225,18 +270,18 @@ const TS = (() => {
       if (out) $("measure").textContent = measureText(out);
     }
     async function hover(id) {
-      const got = await page.act(get(`/api/models/${encodeURIComponent(id)}`));
+      const got = await act(get(`/api/models/${encodeURIComponent(id)}`));
       if (got) $("info").innerHTML = modelCard(got);
     }
     async function click(id) {
       if (measuring === null) { page.select(id); hover(id); return; }
       if (measuring === "") {
         measuring = id;
-        page.say(`measuring from ${id}: click a model or a point on the map`);
+        say(`measuring from ${id}: click a model or a point on the map`);
         return;
       }
       const a = encodeURIComponent(measuring), b = encodeURIComponent(id);
-      finish(await page.act(get(`/api/measure?a=${a}&b=${b}`)));
+      finish(await act(get(`/api/measure?a=${a}&b=${b}`)));
     }
     page.map.addEventListener("click", async (ev) => {
       if (!measuring) return;
@@ -244,12 +289,12 @@ const TS = (() => {
       pt.x = ev.clientX; pt.y = ev.clientY;
       const p = pt.matrixTransform(page.map.getScreenCTM().inverse());
       const y = page.table().depth_in - p.y;
-      finish(await page.act(get(`/api/measure?a=${encodeURIComponent(measuring)}&x=${p.x}&y=${y}`)));
+      finish(await act(get(`/api/measure?a=${encodeURIComponent(measuring)}&x=${p.x}&y=${y}`)));
     });
     function start() {
       measuring = "";
       button.classList.add("active");
-      page.say("measure: click the first model");
+      say("measure: click the first model");
     }
     button.onclick = start;
     return { hover, click, start, cancel: () => finish(null) };
@@ -293,5 +338,5 @@ const TS = (() => {
   }
 
   return { option, sideColours, projector, draw, connect, post, get, num, flagLabel, el, pathOf,
-           modelCard, measureText, modelTool, drawViews, listFlags };
+           modelCard, measureText, modelTool, drawViews, listFlags, say, act, fill, keyboard };
 })();

@@ -1,0 +1,60 @@
+"""The JSON bodies the controls take, checked whole before anything is done: an unknown
+key, a wrong type or a value out of range is a 400 naming the field (and, for a choice,
+what is allowed)."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from flask import request
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from webui.errors import ApiError
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class PhaseBody(Body):
+    action: str = Field(pattern="^(start|end|next_turn|side)$")
+    side: str | None = None
+    turn: int | None = Field(None, ge=1)
+
+
+class DeclareBody(Body):
+    model: str
+    action: str | None = None
+    target: str | None = None
+    roll: int | None = None
+
+
+class FlagBody(Body):
+    decision: str = Field(pattern="^(accept|dismiss)$")
+
+
+class SeekBody(Body):
+    t: float = Field(strict=True)
+
+
+B = TypeVar("B", bound=Body)
+
+
+def body(kind: type[B]) -> B:
+    """The request's JSON body as ``kind``; an :class:`ApiError` naming the field if not."""
+    data = request.get_json(silent=True)
+    if not isinstance(data, dict):
+        raise ApiError(400, "expected a JSON object", "body")
+    try:
+        return kind.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or "body"
+        raise ApiError(400, f"{field}: {err['msg']}{_allowed(kind, field)}", field) from None
+
+
+def _allowed(kind: type[Body], field: str) -> str:
+    """``"; allowed: a, b"`` for a field that is a choice."""
+    info = kind.model_fields.get(field)
+    pattern = str(getattr(info.metadata[0], "pattern", "") or "") if info and info.metadata else ""
+    return "; allowed: " + ", ".join(pattern.strip("^$()").split("|")) if pattern else ""

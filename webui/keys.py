@@ -1,0 +1,71 @@
+"""The pages' keyboard: each key, the action it runs and what that does, said once.
+
+A page's help dialog (``?``) is rendered from its list, and the page's script is handed
+the same list's bindings (``KeyboardEvent.key``, ``Shift+`` before a named key pressed
+with shift, to the name of an action); the script maps action names to functions and
+knows no key or description itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Key:
+    """One line of a page's keyboard help: ``label`` as shown (``"a / x"``), what it
+    does, and ``binds``: each key (as ``KeyboardEvent.key`` names it) to its action."""
+
+    label: str
+    does: str
+    binds: dict[str, str]
+
+
+#: The table view (``/``).
+TABLE = (
+    Key("m", "start a movement phase", {"m": "start_phase"}),
+    Key("e", "end the phase", {"e": "end_phase"}),
+    Key("n", "next turn", {"n": "next_turn"}),
+    Key("s", "priority to the next side", {"s": "next_side"}),
+    Key("t", "measure: click two models, or a model and a point on the map", {"t": "measure"}),
+    Key("d", "declare for the selected model", {"d": "declare"}),
+    Key("a / x", "accept / dismiss the newest flag", {"a": "accept_flag", "x": "dismiss_flag"}),
+    Key("Esc", "cancel, unselect", {"Escape": "cancel"}),
+    Key("?", "this list", {"?": "help"}),
+)
+
+#: The replay viewer (``/replay``).
+REPLAY = (
+    Key(
+        "\u2190 / \u2192",
+        "previous / next frame",
+        {"ArrowLeft": "previous_frame", "ArrowRight": "next_frame"},
+    ),
+    Key(
+        "shift \u2190 / \u2192",
+        "one second back / on",
+        {"Shift+ArrowLeft": "second_back", "Shift+ArrowRight": "second_on"},
+    ),
+    Key(
+        "\u2191 or n",
+        "next flag (violation, close call, advisory) of the events listed",
+        {"ArrowUp": "next_flag", "n": "next_flag"},
+    ),
+    Key("\u2193 or p", "previous flag", {"ArrowDown": "previous_flag", "p": "previous_flag"}),
+    Key("Home / End", "the start / the end", {"Home": "start", "End": "end"}),
+    Key("space", "play / pause", {" ": "play"}),
+    Key("t", "measure: click two models, or a model and a point on the map", {"t": "measure"}),
+    Key("Esc", "cancel, unselect", {"Escape": "cancel"}),
+    Key("?", "this list", {"?": "help"}),
+)
+
+
+def bindings(keys: tuple[Key, ...]) -> dict[str, str]:
+    """Every key of a page to its action's name, for the page's script."""
+    out: dict[str, str] = {}
+    for key in keys:
+        for name, action in key.binds.items():
+            if name in out:
+                raise ValueError(f"key {name!r} bound twice: to {out[name]} and {action}")
+            out[name] = action
+    return out

@@ -1,0 +1,40 @@
+"""The pages: the table view, the broadcast and overlay pages for OBS, and the replay
+viewer's page. Each is a template (``templates/``, all extending ``base.html``) and its
+keyboard (:mod:`webui.keys`); the numbers on them come from the API."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, current_app, redirect, render_template
+from werkzeug.wrappers import Response as BaseResponse
+
+from webui import keys
+from webui.protocol import REPLAY
+
+pages = Blueprint("pages", __name__)
+
+
+def render_page(template: str, page: str, keyboard: tuple[keys.Key, ...] = ()) -> str:
+    """A page, with its keyboard for the help dialog and its script."""
+    return render_template(template, page=page, keyboard=keyboard, bindings=keys.bindings(keyboard))
+
+
+@pages.get("/")
+def table_view() -> str | BaseResponse:
+    if REPLAY in current_app.extensions:
+        return redirect("/replay")
+    return render_page("table.html", "table", keys.TABLE)
+
+
+@pages.get("/broadcast")
+def broadcast() -> str:
+    return render_page("broadcast.html", "broadcast")
+
+
+@pages.get("/overlay")
+def overlay() -> str:
+    return render_page("broadcast.html", "overlay")
+
+
+@pages.get("/favicon.ico")
+def favicon() -> Response:
+    return Response(status=204)

@@ -1,0 +1,94 @@
+"""What a page keeps open: ``GET /api/stream`` (server-sent events: the state, at most
+``STATE_HZ`` a second, and every event, in order) and ``GET /video.mjpg`` (the camera
+picture, newest frame only).
+
+The game never waits for a client: each stream runs on its client's own server thread,
+waits for the game's next change and reads what it has not sent yet; a slow client skips
+states and pictures but gets every event. A stream ends when its client goes (the write
+fails) or the game closes.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from flask import Blueprint, Response, request
+
+from webui.protocol import Refereed, game
+
+#: Most state messages per second on one stream (events go with the next one).
+STATE_HZ = 5.0
+#: A comment line this often keeps a quiet stream open and finds closed clients.
+KEEPALIVE_S = 10.0
+#: Each picture is followed by the next part's boundary and headers: a browser shows a
+#: part only once the next one has begun.
+PART = b"--frame\r\nContent-Type: image/jpeg\r\n\r\n"
+
+streams = Blueprint("streams", __name__)
+
+
+@streams.get("/api/stream")
+def stream() -> Response:
+    since = request.args.get("since", request.headers.get("Last-Event-ID", "0"))
+    first = int(since) if since.isdigit() else 0
+    return Response(
+        _stream(game(), first),
+        mimetype="text/event-stream",
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )
+
+
+@streams.get("/video.mjpg")
+def video() -> Response:
+    return Response(
+        _mjpeg(game()),
+        mimetype="multipart/x-mixed-replace; boundary=frame",
+        headers={"Cache-Control": "no-store"},
+    )
+
+
+def _sse(kind: str, data: Any, event_id: int | None = None) -> str:
+    head = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{head}event: {kind}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+
+
+def _stream(shown: Refereed, next_id: int) -> Iterator[str]:
+    """State (at most ``STATE_HZ`` a second) and every event from ``next_id``, for one
+    page; a ``reset`` when the game starts over (its event ids with it)."""
+    seen_version, generation = -1, shown.generation
+    last_state = 0.0
+    yield "retry: 1000\n\n"
+    while not shown.closing:
+        if shown.wait_for_change(seen_version, KEEPALIVE_S) == seen_version:
+            yield ": keepalive\n\n"
+            continue
+        wait = 1.0 / STATE_HZ - (time.monotonic() - last_state)
+        if wait > 0:
+            time.sleep(wait)
+        # what is read from here on is at least as new as this version
+        seen_version = shown.version
+        if shown.generation != generation:
+            generation, next_id = shown.generation, 0
+            yield _sse("reset", {"generation": generation})
+        for e in shown.events_since(next_id):
+            next_id = e.id + 1
+            yield _sse("event", e.to_dict(), e.id)
+        last_state = time.monotonic()
+        yield _sse("state", shown.state())
+
+
+def _mjpeg(shown: Refereed) -> Iterator[bytes]:
+    """The newest frame each time there is a new one; frames a slow client misses are
+    skipped, never queued."""
+    sent, seen_version = -1, -1
+    yield PART
+    while not shown.closing:
+        seen_version = shown.wait_for_change(seen_version, KEEPALIVE_S)
+        picture = shown.jpeg()
+        if picture is None or picture[0] == sent:
+            continue
+        sent, data = picture
+        yield data + b"\r\n" + PART
