@@ -1,0 +1,119 @@
+"""The web UI's edges: the views take no lock, the live game and the replay both answer
+the one protocol, and each page's keyboard is said once (webui/keys.py)."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import cv2
+import pytest
+
+from vision.game import Game
+from vision.match.replay import Replay
+from vision.sources import FileSource, Frame
+from webui import keys
+from webui.app import create_app
+from webui.protocol import Refereed
+
+WEBUI = Path(__file__).resolve().parents[2] / "webui"
+#: What a view would take to hold a game still: its lock, or the condition over it.
+LOCKS = {"lock", "changed"}
+
+
+def test_no_view_takes_the_games_lock() -> None:
+    found = []
+    for path in sorted(WEBUI.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Attribute) and node.attr in LOCKS:
+                found.append(f"{path.name}:{node.lineno}: .{node.attr}")
+    assert found == []
+
+
+def _members(kind: type) -> dict[str, object]:
+    return {n: v for n, v in vars(kind).items() if not n.startswith("_")}
+
+
+@pytest.mark.parametrize("kind", [Game, Replay])
+def test_the_game_and_the_replay_answer_the_protocol(kind: type) -> None:
+    for name, member in _members(Refereed).items():
+        if isinstance(member, property):
+            continue  # an attribute of each instance: see the test below
+        theirs = getattr(kind, name, None)
+        assert callable(theirs), f"{kind.__name__} has no {name}()"
+        ours = list(inspect.signature(member).parameters)  # type: ignore[arg-type]
+        assert list(inspect.signature(theirs).parameters) == ours, name
+
+
+def test_a_live_game_has_the_protocols_attributes(setup, footage, tmp_path) -> None:
+    _, pics = footage
+    cv2.imwrite(str(tmp_path / "0.png"), pics["start"])
+    game = Game(setup, FileSource(str(tmp_path)))
+    for name, member in _members(Refereed).items():
+        if isinstance(member, property):
+            kind = {"int": int, "bool": bool}[inspect.get_annotations(member.fget)["return"]]
+            assert type(getattr(game, name)) is kind, name
+    # the change counter: a frame moves it on, and a waiter sees it at once
+    version = game.wait_for_change(-1, timeout=0)
+    game.process(Frame(pics["start"], 0.0, 0))
+    assert game.wait_for_change(version, timeout=1) == version + 1
+    # the state is worked out once per change, and shared
+    assert game.state() is game.state()
+    first = game.state()
+    game.process(Frame(pics["start"], 1 / 30, 1))
+    assert game.state() is not first and game.state()["live"]["frame"] == 1
+
+
+class _Help(HTMLParser):
+    """The help dialog's lines (``dt``, ``dd``) and the page's key bindings (``#keys``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[list[str]] = []
+        self.bindings = ""
+        self._in: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "dt":
+            self.lines.append([])
+        if tag in ("dt", "dd") or (tag == "script" and ("id", "keys") in attrs):
+            self._in = tag
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in = None
+
+    def handle_data(self, data: str) -> None:
+        if self._in in ("dt", "dd"):
+            self.lines[-1].append(data)
+        elif self._in == "script":
+            self.bindings += data
+
+
+@pytest.mark.parametrize(
+    ("path", "keyboard", "script"),
+    [("/", keys.TABLE, "table.js"), ("/replay", keys.REPLAY, "replay.js")],
+)
+def test_each_pages_keyboard_is_said_once(path, keyboard, script) -> None:
+    shown = object()  # rendering a page asks nothing of the game
+    replay = shown if path == "/replay" else None
+    client = create_app(shown, replay=replay).test_client()  # type: ignore[arg-type]
+    page = _Help()
+    page.feed(client.get(path).get_data(as_text=True))
+    assert page.lines == [[k.label, k.does] for k in keyboard]
+    assert json.loads(page.bindings) == keys.bindings(keyboard)
+    # the page's script has a function for every action, and no description of its own
+    code = (WEBUI / "static" / script).read_text()
+    for action in set(keys.bindings(keyboard).values()) - {"help"}:
+        assert re.search(rf"\b{action}\b\s*[:(]", code), f"{script} does not do {action}"
+    for key in keyboard:
+        assert key.does not in code, f"{script} says what {key.label} does itself"
+
+
+def test_a_key_bound_twice_is_refused() -> None:
+    twice = (keys.Key("a", "one", {"a": "one"}), keys.Key("A", "two", {"a": "two"}))
+    with pytest.raises(ValueError, match="key 'a' bound twice: to one and two"):
+        keys.bindings(twice)
