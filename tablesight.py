@@ -199,12 +199,10 @@ def detect(
     """
     import cv2
 
-    from calibration.camera import CameraModel
-    from calibration.table import TableSpec
     from rules.errors import InputError
     from vision.aruco import MarkerDetector
     from vision.locate import locate
-    from vision.roster import load_roster, load_terrain
+    from vision.setup import load_table_files
     from vision.tablepose import PoseError, TablePose
 
     if not image.exists():
@@ -229,12 +227,9 @@ def detect(
                 ]
             }
         else:
-            table = TableSpec.from_toml(table_path)
-            camera = CameraModel.from_toml(camera_path) if camera_path else None
-            anchors = {a.id for a in table.anchors}
-            roster = load_roster(roster_path, anchors) if roster_path else []
-            used = anchors | {m.marker for m in roster}
-            terrain = load_terrain(terrain_path, used) if terrain_path else []
+            table, roster, terrain, camera = load_table_files(
+                table_path, roster_path, terrain_path, camera_path
+            )
             found = MarkerDetector(table.table.dictionary).detect(frame)
             pose = TablePose.solve(found, table, camera)
             result = locate(found, table, pose, roster, terrain).to_dict()
@@ -632,10 +627,9 @@ def analyze(
     referee = Game(setup, source, script=script, recorder=recorder)
     events: list[Event] = []
     referee.listen(events.append)
-    bar = tqdm(source.frames(), desc="analyze", unit="frame", file=sys.stderr, disable=None)
+    bar = tqdm(desc="analyze", unit="frame", file=sys.stderr, disable=None)
     try:
-        for frame in bar:
-            referee.process(frame)
+        referee.run(progress=lambda _: bar.update())
     except InputError as exc:
         fail(f"{script_path}: {exc}")
     except SourceError as exc:

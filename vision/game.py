@@ -158,14 +158,17 @@ class Game:
                 self.recorder.declaration(frame.t, frame.index, d.model, d.action, d.target, d.roll)
         return events
 
-    def run(self) -> None:
-        """Process the source until it ends (a file without ``loop``) or ``stop()``."""
+    def run(self, progress: Callable[[Frame], object] | None = None) -> None:
+        """Process the source until it ends (a file without ``loop``) or ``stop()``;
+        ``progress`` is told of each frame once it is processed (a progress bar, say)."""
         offset_t, offset_index = 0.0, 0
         while not self._stop.is_set():
             last: Frame | None = None
             for frame in self._frames():
                 last = Frame(frame.image, frame.t + offset_t, frame.index + offset_index)
                 self.process(last)
+                if progress is not None:
+                    progress(last)
                 if self._stop.is_set():
                     return
             if self.source.live:
@@ -270,9 +273,10 @@ class Game:
         sides = self.setup.sides
         with self.lock:
             now = self.session.side
-            self.session.set_side(sides[(sides.index(now) + 1) % len(sides)] if now else sides[0])
+            side = sides[(sides.index(now) + 1) % len(sides)] if now else sides[0]
+            self.session.set_side(side)
             self._tell([])
-            return self.session.side
+            return side
 
     def declare(
         self,

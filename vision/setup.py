@@ -41,12 +41,9 @@ class Setup:
     ) -> Setup:
         """Load and cross-check the files; an :class:`InputError` names the bad one."""
         ruleset = load_ruleset(game)
-        table = TableSpec.from_toml(table_path)
-        anchors = {a.id for a in table.anchors}
-        roster = load_roster(roster_path, anchors)
-        taken = anchors | {m.marker for m in roster}
-        terrain = load_terrain(terrain_path, taken) if terrain_path else []
-        camera = CameraModel.from_toml(camera_path) if camera_path else None
+        table, roster, terrain, camera = load_table_files(
+            table_path, roster_path, terrain_path, camera_path
+        )
         return cls(game, ruleset, table, roster, terrain, camera)
 
     def session(self) -> Session:
@@ -67,3 +64,20 @@ class Setup:
     def sides(self) -> list[str]:
         """The sides in the roster, in the order they first appear."""
         return list(dict.fromkeys(m.side for m in self.roster))
+
+
+def load_table_files(
+    table_path: Path,
+    roster_path: Path | None = None,
+    terrain_path: Path | None = None,
+    camera_path: Path | None = None,
+) -> tuple[TableSpec, list[RosterModel], list[TerrainPiece], CameraModel | None]:
+    """The table, roster, terrain and camera files, each marker id used once across them
+    (anchors first); an :class:`InputError` names the bad file and field."""
+    table = TableSpec.from_toml(table_path)
+    anchors = {a.id for a in table.anchors}
+    roster = load_roster(roster_path, anchors) if roster_path else []
+    taken = anchors | {m.marker for m in roster}
+    terrain = load_terrain(terrain_path, taken) if terrain_path else []
+    camera = CameraModel.from_toml(camera_path) if camera_path else None
+    return table, roster, terrain, camera
