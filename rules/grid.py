@@ -381,17 +381,27 @@ class GridReferee:
     # -- jets -----------------------------------------------------------------------------
 
     def _jet(self, mover: Model, start: Square, end: Square, out: Findings) -> MoveReport:
-        g = self.g
+        """A jet: who may jet, how many squares its line passes through, and what it crosses."""
         line = squares_crossed(start, end)
         count = float(len(line))
         report = MoveReport(
             "jet",
-            float(g.jet_squares),
+            float(self.g.jet_squares),
             count,
             count,
             (count, count),
             tuple(self.grid.centre(sq) for sq in [start, *line]),
         )
+        self._jet_reach(mover, start, end, count, out)
+        self._jet_line(mover, line, out)
+        return report
+
+    def _jet_reach(
+        self, mover: Model, start: Square, end: Square, count: float, out: Findings
+    ) -> None:
+        """A jet by a model without a jetpack or flight, and the squares its straight line
+        passes through against the most a jet may."""
+        g = self.g
         if not any(mover.has(k) for k in g.jet_keywords):
             out.flag(
                 "action",
@@ -409,6 +419,9 @@ class GridReferee:
                 measured=count,
                 limit=float(g.jet_squares),
             )
+
+    def _jet_line(self, mover: Model, line: list[Square], out: Findings) -> None:
+        """The first wall, or slagged or enemy-held square, the jet's line runs through."""
         enemies = self.enemy_squares(mover)
         for sq in line:
             wall = self.deck.piece(sq, "wall")
@@ -419,7 +432,7 @@ class GridReferee:
                     f"{mover.id}'s jet line runs through wall {wall.id} at square {sq}",
                     other=wall.id,
                 )
-                break
+                return
             slag = self.deck.piece(sq, "slagged", "barrel")
             other: str | None = slag.id if slag is not None else None
             if other is None and sq in enemies:
@@ -432,5 +445,4 @@ class GridReferee:
                     f"no jet may pass a slagged square",
                     other=other,
                 )
-                break
-        return report
+                return
