@@ -64,7 +64,6 @@ from rules.session import FLAG_KINDS, Event, Session
 from rules.verdict import MoveReport
 from rules.view import describe, measure, neighbours
 from vision.aruco import MarkerDetector
-from vision.game import check_declaration
 from vision.match.reader import FrameRow, Match
 from vision.tablepose import PoseError, TablePose
 from vision.viewstate import StateCache
@@ -560,7 +559,7 @@ class Replay:
         """Judge the match again with this declaration made at the moment shown; saves and
         shows the new revision. Returns the events the declaration itself caused."""
         with self.lock:
-            check_declaration(self.session, model, action, target, roll)
+            self.session.check_declaration(model, action, target, roll)
             frame = self.frame
             assert frame is not None
             args = {
