@@ -3,16 +3,21 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint clean
+.PHONY: demo test test-fast lint clean
 
 demo: $(VENV)/.installed
-	$(BIN)/tablesight demo
+	$(BIN)/tablesight demo $(ARGS)
 
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy --strict rules calibration vision --exclude 'vision/rig/'
 	$(BIN)/pytest
+
+# Everything but the slow tests (whole clips, new processes, many random cases) and the
+# browser: under a minute, for a developer between two edits. `make test` runs it all.
+test-fast: $(VENV)/.installed-test
+	$(BIN)/pytest -m "not slow and not browser"
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .

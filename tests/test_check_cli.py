@@ -9,6 +9,9 @@ import pytest
 
 from tests.test_cli import tablesight
 
+#: Each test here runs the command line in a new process.
+pytestmark = pytest.mark.slow
+
 SAMPLES = Path(__file__).resolve().parent.parent / "samples" / "scenarios"
 
 GOOD = {

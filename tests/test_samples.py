@@ -244,6 +244,7 @@ def analyzed() -> dict[str, list[dict[str, object]]]:
     return events
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game", GAMES)
 def test_the_referee_says_what_was_worked_out_by_hand(
     analyzed: dict[str, list[dict[str, object]]], game: str

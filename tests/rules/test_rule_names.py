@@ -106,6 +106,7 @@ def test_is_rule_name():
     assert not is_rule_name("control-zone")
 
 
+@pytest.mark.slow
 def test_mypy_catches_a_misspelt_rule_name(tmp_path):
     api = pytest.importorskip("mypy.api")
     snippet = tmp_path / "misspelt.py"

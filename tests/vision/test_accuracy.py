@@ -10,6 +10,9 @@ import pytest
 
 from vision.rig.accuracy import measure
 
+#: Each test here renders views of a table and calibrates a camera from them.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def figures() -> dict[str, float]:

@@ -73,6 +73,7 @@ def _folder_of_one(image):
     return folder
 
 
+@pytest.mark.slow
 def test_a_dead_stream_is_a_lost_camera_and_retried(setup):
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))

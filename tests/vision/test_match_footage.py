@@ -43,6 +43,9 @@ from vision.rig.synth import PlacedMarker, render_table
 from vision.roster import profile
 from vision.tracking import Tracker
 
+#: The tests here render and referee a whole storyboard.
+pytestmark = pytest.mark.slow
+
 STORYBOARD = Path(__file__).with_name("necromunda_match.toml")
 REPO = Path(__file__).resolve().parents[2]
 

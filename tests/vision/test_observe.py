@@ -131,6 +131,7 @@ def match_files(footage, tmp_path_factory):
     return video, args
 
 
+@pytest.mark.slow
 def test_analyze_a_video(match_files, tmp_path):
     import json
 
@@ -167,6 +168,7 @@ def test_analyze_a_video(match_files, tmp_path):
     assert bad.stderr.strip().startswith(f"tablesight: {tmp_path / 'bad.toml'}: step[0].phase:")
 
 
+@pytest.mark.slow
 def test_run_plays_a_file_like_a_camera_with_the_same_events(match_files):
     from tests.test_cli import tablesight
 
@@ -180,6 +182,7 @@ def test_run_plays_a_file_like_a_camera_with_the_same_events(match_files):
     assert [line.split()[2] for line in lines[1:]] == ["phase_started", "model_moved", "violation"]
 
 
+@pytest.mark.slow
 def test_analyze_records_a_match_that_replays_to_the_same_events(match_files, tmp_path):
     import json
 

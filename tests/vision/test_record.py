@@ -454,6 +454,7 @@ for k in range(100_000):
 """
 
 
+@pytest.mark.slow
 def test_a_killed_writer_loses_at_most_the_last_second(tmp_path: Path) -> None:
     path = tmp_path / "killed.db"
     child = subprocess.Popen(

@@ -86,6 +86,7 @@ def at(model: dict, x: float, y: float) -> None:
     assert (model["x"], model["y"]) == (pytest.approx(x, abs=IN), pytest.approx(y, abs=IN))
 
 
+@pytest.mark.slow
 def test_the_moments_before_and_after_the_illegal_move(analyzed):
     with Replay(analyzed) as replay:
         assert (replay.start_t, replay.end_t) == (0.0, pytest.approx(29 / 30))
@@ -266,6 +267,7 @@ def test_a_charge_declared_after_the_move_resolves_the_violation(analyzed, copy)
             assert len(match.events(0)) == 3
 
 
+@pytest.mark.slow
 def test_the_picture_and_the_overlay_mapping_of_a_recorded_match(recorded, footage):  # noqa: F811
     camera, pics = footage
     with Replay(recorded) as replay:
@@ -357,6 +359,7 @@ def test_the_api_of_a_replay(analyzed, recorded, copy):
         assert client.get("/api/replay").get_json()["video"] is True
 
 
+@pytest.mark.slow
 def test_the_replay_command_refuses_what_is_not_a_match(tmp_path, setup_without_frames):
     missing = tablesight("replay", str(tmp_path / "none.db"), "--no-browser")
     assert missing.returncode == 2 and missing.stdout == ""

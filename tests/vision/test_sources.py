@@ -88,6 +88,7 @@ def mjpeg_server() -> Iterator[str]:
     server.server_close()
 
 
+@pytest.mark.slow
 def test_http_mjpeg_stream_newest_frames_only(mjpeg_server: str):
     source = open_source(mjpeg_server)
     assert isinstance(source, LiveSource)

@@ -339,6 +339,7 @@ def test_charuco_render_is_board_generate_image(legacy: bool) -> None:
     assert (img[40, 38:362, 1] == round(PAPER_BGR[1])).all()  # the paper margin
 
 
+@pytest.mark.slow
 def test_charuco_corners_detected_where_projected_and_calibration_recovers_camera() -> None:
     board = cv2.aruco.CharucoBoard(
         (9, 6), 30.0, 22.0, cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_5X5_100)
@@ -383,6 +384,7 @@ def test_random_charuco_views_can_use_a_given_lens() -> None:
 # Speed (printed, not asserted)
 
 
+@pytest.mark.slow
 def test_render_time_with_100_markers(capsys: pytest.CaptureFixture[str]) -> None:
     rng = np.random.default_rng(0)
     markers = [

@@ -18,6 +18,9 @@ from vision.rig.throughput import (
     report,
 )
 
+#: Each test here renders footage and times the pipeline on it.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def rows(tmp_path_factory: pytest.TempPathFactory) -> list:
