@@ -382,17 +382,6 @@ def calibrate_camera(views: tuple[Path, ...], board_path: Path, output: Path) ->
     click.echo(f"wrote {output}")
 
 
-#: Keys ``run`` answers in the terminal: key -> (what it does, Game method).
-KEYS = {
-    "m": "start a movement phase (poses as they stand count from now)",
-    "e": "end the movement phase",
-    "n": "next turn: start its movement phase",
-    "s": "give priority to the next side",
-    "?": "list these keys",
-    "q": "quit",
-}
-
-
 @main.command()
 @click.option(
     "--source",
@@ -548,33 +537,37 @@ def _serve(referee: Game, host: str, port: int) -> Server:
 
 
 def _keys_help() -> None:
-    click.echo("keys: " + "  ".join(f"{k} {what}" for k, what in KEYS.items()))
+    from webui.keys import TERMINAL
+
+    click.echo("keys: " + "  ".join(f"{k.label} {k.does}" for k in TERMINAL))
 
 
 def _terminal_keys(referee: Game) -> None:
-    """Single key presses on the terminal, without Enter, until q."""
+    """Single key presses on the terminal, without Enter, until q (see webui/keys.py)."""
     import termios
     import tty
 
+    from webui.keys import TERMINAL, bindings
+
+    actions = {
+        "start_phase": referee.start_phase,
+        "end_phase": referee.end_phase,
+        "next_turn": referee.next_turn,
+        "next_side": lambda: click.echo(f"priority: {referee.next_side()}"),
+        "help": _keys_help,
+    }
+    keys = bindings(TERMINAL)
     fd = sys.stdin.fileno()
     saved = termios.tcgetattr(fd)
     try:
         tty.setcbreak(fd)
         while True:
-            key = sys.stdin.read(1).lower()
-            if key == "m":
-                referee.start_phase()
-            elif key == "e":
-                referee.end_phase()
-            elif key == "n":
-                referee.next_turn()
-            elif key == "s":
-                click.echo(f"priority: {referee.next_side()}")
-            elif key == "?":
-                _keys_help()
-            elif key in ("q", ""):
+            action = keys.get(sys.stdin.read(1).lower() or "q")
+            if action == "quit":
                 referee.stop()
                 return
+            if action is not None:
+                actions[action]()
     finally:
         termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 

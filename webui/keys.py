@@ -1,4 +1,8 @@
-"""The pages' keyboard: each key, the action it runs and what that does, said once.
+"""The keyboard: each key, the action it runs and what that does, said once.
+
+The pages' keys, and the terminal's (``tablesight run`` reads single key presses, and
+prints ``TERMINAL`` as its help).
+
 
 A page's help dialog (``?``) is rendered from its list, and the page's script is handed
 the same list's bindings (``KeyboardEvent.key``, ``Shift+`` before a named key pressed
@@ -57,6 +61,14 @@ REPLAY = (
     Key("t", "measure: click two models, or a model and a point on the map", {"t": "measure"}),
     Key("Esc", "cancel, unselect", {"Escape": "cancel"}),
     Key("?", "this list", {"?": "help"}),
+)
+
+
+#: ``tablesight run`` in a terminal: the table view's phase keys, help and quit.
+TERMINAL = (
+    *(key for key in TABLE if key.label in ("m", "e", "n", "s")),
+    Key("?", "list these keys", {"?": "help"}),
+    Key("q", "quit", {"q": "quit"}),
 )
 
 
