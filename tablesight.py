@@ -17,7 +17,6 @@ import click
 
 if TYPE_CHECKING:
     from rules.session import Event
-    from rules.verdict import Verdict
     from vision.game import Game
     from vision.match.writer import MatchWriter
     from vision.setup import Setup
@@ -66,7 +65,7 @@ def check(scenario: Path, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(verdict.to_dict(), indent=2))
     else:
-        click.echo(render_verdict(loaded.ruleset.title, verdict))
+        click.echo(verdict.to_text(loaded.ruleset.title))
 
 
 @main.group(invoke_without_command=True)
@@ -723,39 +722,6 @@ def replay(match: Path, port: int, no_browser: bool) -> None:
         opened.stop()  # open streams end; then the server waits for its threads
         server.close()
         opened.close()
-
-
-def render_verdict(title: str, verdict: Verdict) -> str:
-    """A verdict as a plain-text table for the terminal."""
-    n_v, n_a = len(verdict.violations), len(verdict.advisories)
-    state = "LEGAL" if verdict.legal else "ILLEGAL"
-    lines = [
-        f"{title}: {len(verdict.moves)} move(s) judged: {state} "
-        f"({n_v} violation(s), {n_a} advisory(ies))",
-        "",
-    ]
-    lines.append(
-        f"{'model':<14}{'action':<16}{'allowance':>10}{'straight':>10}{'shortest':>10}  bracket"
-    )
-    for model_id, move in verdict.moves.items():
-        path = "blocked" if move.shortest_path is None else f"{move.shortest_path:.2f}"
-        bracket = (
-            ""
-            if move.shortest_path_bounds is None
-            else f"[{move.shortest_path_bounds[0]:.3f}, {move.shortest_path_bounds[1]:.3f}]"
-        )
-        lines.append(
-            f"{model_id:<14}{move.action:<16}{move.allowance:>10.2f}"
-            f"{move.straight:>10.2f}{path:>10}  {bracket}"
-        )
-    for heading, findings in (
-        ("Violations", verdict.violations),
-        ("Advisories", verdict.advisories),
-    ):
-        if findings:
-            lines += ["", f"{heading}:"]
-            lines += [f"  {f.rule:<14}{f.model:<14}{f.message}" for f in findings]
-    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -106,6 +106,38 @@ class Verdict:
     def rules(self) -> list[RuleName]:
         return [f.rule for f in self.violations]
 
+    def to_text(self, title: str) -> str:
+        """This verdict as a plain-text table for the terminal, headed by the game's title."""
+        n_v, n_a = len(self.violations), len(self.advisories)
+        state = "LEGAL" if self.legal else "ILLEGAL"
+        lines = [
+            f"{title}: {len(self.moves)} move(s) judged: {state} "
+            f"({n_v} violation(s), {n_a} advisory(ies))",
+            "",
+        ]
+        lines.append(
+            f"{'model':<14}{'action':<16}{'allowance':>10}{'straight':>10}{'shortest':>10}  bracket"
+        )
+        for model_id, move in self.moves.items():
+            path = "blocked" if move.shortest_path is None else f"{move.shortest_path:.2f}"
+            bracket = (
+                ""
+                if move.shortest_path_bounds is None
+                else f"[{move.shortest_path_bounds[0]:.3f}, {move.shortest_path_bounds[1]:.3f}]"
+            )
+            lines.append(
+                f"{model_id:<14}{move.action:<16}{move.allowance:>10.2f}"
+                f"{move.straight:>10.2f}{path:>10}  {bracket}"
+            )
+        for heading, findings in (
+            ("Violations", self.violations),
+            ("Advisories", self.advisories),
+        ):
+            if findings:
+                lines += ["", f"{heading}:"]
+                lines += [f"  {f.rule:<14}{f.model:<14}{f.message}" for f in findings]
+        return "\n".join(lines)
+
     def to_dict(self) -> dict[str, object]:
         return {
             "legal": self.legal,
