@@ -101,6 +101,25 @@ def build_synthetic(
     writer.close()
 
 
+def _build_quietly(path: Path, seconds: float, models: int, seed: int) -> float:
+    """Build the synthetic match with a progress line on stderr; the seconds it took."""
+    began = time.perf_counter()
+    level = log.level
+    log.setLevel(logging.ERROR)  # built faster than real time: a backlog is expected
+    try:
+        build_synthetic(
+            path,
+            seconds=seconds,
+            models=models,
+            seed=seed,
+            progress=lambda f: print(f"building: {f:4.0%}", end="\r", file=sys.stderr),
+        )
+    finally:
+        log.setLevel(level)
+    print(" " * 20, end="\r", file=sys.stderr)
+    return time.perf_counter() - began
+
+
 def _percentile(values: Sequence[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1)]
@@ -111,21 +130,7 @@ def bench_match(seconds: float = 3600.0, models: int = 40, seeks: int = 200, see
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory(prefix="tablesight-bench-") as folder:
         path = Path(folder) / "bench.db"
-        began = time.perf_counter()
-        level = log.level
-        log.setLevel(logging.ERROR)  # built faster than real time: a backlog is expected
-        try:
-            build_synthetic(
-                path,
-                seconds=seconds,
-                models=models,
-                seed=seed,
-                progress=lambda f: print(f"building: {f:4.0%}", end="\r", file=sys.stderr),
-            )
-        finally:
-            log.setLevel(level)
-        build_s = time.perf_counter() - began
-        print(" " * 20, end="\r", file=sys.stderr)
+        build_s = _build_quietly(path, seconds, models, seed)
         size = path.stat().st_size
         match = Match(path)
         frames = len(match.frames())
@@ -168,11 +173,6 @@ def bench_match(seconds: float = 3600.0, models: int = 40, seeks: int = 200, see
 
 
 # -- seeking in a replay ----------------------------------------------------------------------
-
-
-def _percentile(values: Sequence[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1)]
 
 
 def _synthetic_journal(replay: Replay, rng: random.Random) -> Journal:
@@ -228,21 +228,7 @@ def bench_replay(
         path = keep if keep is not None else Path(folder) / "bench.db"
         built = "reused"
         if not path.exists():
-            began = time.perf_counter()
-            level = log.level
-            log.setLevel(logging.ERROR)  # built faster than real time: a backlog
-            try:
-                build_synthetic(
-                    path,
-                    seconds=seconds,
-                    models=models,
-                    seed=seed,
-                    progress=lambda f: print(f"building: {f:4.0%}", end="\r", file=sys.stderr),
-                )
-            finally:
-                log.setLevel(level)
-            built = f"built in {time.perf_counter() - began:.0f} s"
-            print(" " * 20, end="\r", file=sys.stderr)
+            built = f"built in {_build_quietly(path, seconds, models, seed):.0f} s"
         if keep is not None:  # the revision goes into a copy
             shutil.copy(keep, Path(folder) / "bench.db")
             path = Path(folder) / "bench.db"
