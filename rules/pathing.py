@@ -13,9 +13,10 @@ oval base's curve, which comes as two cores, one inside the true curve and one
 around it, giving a lower and an upper bound.
 
 Difficult terrain is a region where each inch of travel costs ``weight`` inches: the
-search may bend at region corners, and then every point where the route crosses a
-region boundary slides along that boundary to the cheapest crossing (the optimum
-refracts, as light does; each crossing is a convex one-variable problem).
+search may bend at region corners, and then the points where each straight run of the
+route crosses region boundaries slide along those boundaries, all together, to the
+cheapest crossings (the optimum refracts, as light does; the run's cost is convex in
+where each crossing lies along its edge).
 
 >>> from shapely.geometry import Point, box
 >>> round(shortest_path((0, 0), (9, 0), [Obstacle("wall", box(4, -2, 5, 2))]).length_in, 4)
@@ -515,8 +516,8 @@ class _Search:
     def _refine(self, legs: list[_Leg], slide: bool = True) -> tuple[float, tuple[XY, ...]] | None:
         """Bend the straight parts of the route where they cross region boundaries.
 
-        Each crossing point slides along its boundary edge to minimise the cost of its
-        two segments (a convex problem in one variable), sweeping until nothing moves.
+        The crossing points of each straight run slide along their boundary edges to
+        minimise the run's cost (``_slide``), sweeping until nothing moves.
         ``None`` if the result runs into an obstacle. Without ``slide``, the route as
         found, measured the same way.
         """
@@ -552,6 +553,14 @@ class _Search:
     def _slide(
         self, points: list[np.ndarray], edges: np.ndarray, slide_points: bool = True
     ) -> tuple[float, list[XY]] | None:
+        """Measure one straight run, each of its crossings slid to the refraction optimum.
+
+        Crossings are coupled (moving where a route enters a heavy region changes where it
+        should leave), so sliding them one at a time creeps towards the optimum ever more
+        slowly the heavier and narrower the region. Each sweep slides them one at a time
+        (which lets a point at a corner choose its edge), then all together by Newton's
+        method on their positions along their edges (``_joint``).
+        """
         pts: list[np.ndarray] = []
         slide: list[list[int]] = []
         for k, (p, q) in enumerate(itertools.pairwise(points)):
@@ -563,7 +572,8 @@ class _Search:
                 slide.append([edge])
         pts.append(points[-1])
         slide.append([])
-        for _ in range(20 if slide_points else 0):
+        along = [s[0] if s else -1 for s in slide]  # the edge each point slides on
+        for _ in range(20 if slide_points and any(slide) else 0):
             moved = 0.0
             for i in range(1, len(pts) - 1):
                 if not slide[i]:
@@ -574,10 +584,12 @@ class _Search:
                 for edge in slide[i]:
                     p, cost = _golden(edges[edge, 0], edges[edge, 1], a, b, w_in, w_out)
                     if cost < best_cost - 1e-12:
-                        best, best_cost = p, cost
+                        best, best_cost, along[i] = p, cost, edge
                 moved = max(moved, _norm(best - pts[i]))
                 pts[i] = best
-            if moved < 1e-9:
+            weights = [self.weight_at((p + q) / 2) for p, q in itertools.pairwise(pts)]
+            pts, jumped = _joint(pts, along, edges, np.asarray(weights))
+            if max(moved, jumped) < 1e-9:
                 break
         arr = np.asarray(pts)
         if self.blocked(arr[:-1], arr[1:]).any():
@@ -686,6 +698,84 @@ def _weigher(regions: list[Region]) -> Callable[[np.ndarray], float]:
         return max([w for poly, w in prepared if poly.contains(point)], default=1.0)
 
     return weight
+
+
+def _joint(
+    pts: list[np.ndarray], along: list[int], edges: np.ndarray, weights: np.ndarray
+) -> tuple[list[np.ndarray], float]:
+    """Slide every point with an edge (``along[i] >= 0``) along it at once, minimising the
+    run's cost sum(weights[k] |pts[k + 1] - pts[k]|): projected Newton's method on where
+    each lies along its edge, kept between the edge's ends, each step halved until the
+    cost falls. Returns the points and the farthest any moved."""
+    movable = np.asarray([i for i, e in enumerate(along) if e >= 0], dtype=int)
+    if not len(movable):
+        return pts, 0.0
+    edge = edges[np.asarray(along)[movable]]
+    e0, d = edge[:, 0], edge[:, 1] - edge[:, 0]
+    dd = np.maximum(np.einsum("ij,ij->i", d, d), 1e-300)
+    base = np.asarray(pts, dtype=float)
+    t = np.clip(np.einsum("ij,ij->i", base[movable] - e0, d) / dd, 0.0, 1.0)
+    neighbours = np.flatnonzero(np.diff(movable) == 1)  # movable i and i + 1 share a segment
+
+    def place(t: np.ndarray) -> np.ndarray:
+        xy = base.copy()
+        xy[movable] = e0 + t[:, None] * d
+        return xy
+
+    def cost(t: np.ndarray) -> float:
+        xy = place(t)
+        return float(weights @ np.hypot(*(xy[1:] - xy[:-1]).T))
+
+    start = place(t)
+    now = cost(t)
+    for _ in range(30):
+        seg = np.diff(place(t), axis=0)
+        length = np.hypot(seg[:, 0], seg[:, 1])
+        live = length > 1e-12
+        u = np.zeros_like(seg)
+        u[live] = seg[live] / length[live, None]
+        # Gradient and Hessian of w |q - p| in each segment's ends, then in t.
+        pull = weights[:, None] * u
+        grad_xy = np.zeros_like(base)
+        grad_xy[:-1] -= pull
+        grad_xy[1:] += pull
+        grad = np.einsum("ij,ij->i", grad_xy[movable], d)
+        curve = np.zeros((len(seg), 2, 2))
+        curve[live] = (np.eye(2) - u[live, :, None] * u[live, None, :]) * (
+            weights[live] / length[live]
+        )[:, None, None]
+        before, after = curve[movable - 1], curve[movable]
+        hess = np.diag(np.einsum("ij,ijk,ik->i", d, before + after, d))
+        k = neighbours
+        off = -np.einsum("ij,ijk,ik->i", d[k], curve[movable[k]], d[k + 1])
+        hess[k, k + 1] = off
+        hess[k + 1, k] = off
+        free = ~(((t <= 0.0) & (grad > 0.0)) | ((t >= 1.0) & (grad < 0.0)))
+        if not free.any():
+            break
+        h = hess[np.ix_(free, free)]
+        h += np.eye(len(h)) * (1e-9 * float(np.trace(h)) / len(h) + 1e-12)
+        step = np.zeros_like(t)
+        try:
+            step[free] = -np.linalg.solve(h, grad[free])
+        except np.linalg.LinAlgError:
+            break
+        scale = 1.0
+        while scale > 1e-6:
+            trial = np.clip(t + scale * step, 0.0, 1.0)
+            value = cost(trial)
+            if value < now:
+                break
+            scale /= 2.0
+        else:
+            break
+        shift = float(np.max(np.abs(trial - t) * np.sqrt(dd)))
+        t, now = trial, value
+        if shift < 1e-10:
+            break
+    end = place(t)
+    out = [end[i] if along[i] >= 0 else pts[i] for i in range(len(pts))]
+    return out, float(np.max(np.hypot(*(end - start).T)))
 
 
 def _golden(
