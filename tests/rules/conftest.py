@@ -67,6 +67,26 @@ def model(
 
 OVAL_60X35 = {"shape": "oval", "length_mm": 60, "width_mm": 35}
 
+# Detours worked out by hand that several games' tests measure: a 1 in round mover from
+# (10,10) to (16,10) round a model at (13,10), or from (2,13) to (9,13) round a wall.
+
+#: Round a 1" base at (13,10): the centre keeps 0.5+0.5 = 1" from the blocker's centre.
+#: Tangent from 3" away: sqrt(9-1) = 2.82843 each side; arc of radius 1 turning
+#: 2*asin(1/3) = 0.67967 rad. 2*2.82843 + 0.67967 = 6.33653.
+ROUND_BASE_DETOUR = 2 * math.sqrt(8) + 2 * math.asin(1 / 3)
+#: Round the 1" zone of an enemy at (13,10). The 0.05 in tolerance applies while passing
+#: a zone as at the end of a move, so the centre keeps R = 0.5 + (1 - 0.05) + 0.5 = 1.95 in
+#: from the enemy's. Tangents sqrt(3^2 - R^2) = 2.27981 each; arc of radius R turning
+#: 2*asin(R/3) = 1.41516 rad = 2.75955 in. Total 4.55962 + 2.75955 = 7.31917.
+ZONE_R = 1.95
+ZONE_DETOUR = 2 * math.sqrt(9 - ZONE_R**2) + 2 * ZONE_R * math.asin(ZONE_R / 3)
+#: (2,13) -> (9,13) round an impassable wall x 5..6, y 10..16, over its top. The centre
+#: keeps 0.5" off the wall: arcs of radius 0.5 round the corners (5,16) and (6,16).
+#: Tangent to the corner arc at (5,16): sqrt(3^2 + 3^2 - 0.5^2) = sqrt(17.75) = 4.21307;
+#: the arc turns 45 deg + asin(0.5/sqrt(18)) = 0.90353 rad at radius 0.5: 0.45177; 1"
+#: along the top; then the mirror image. 2*(4.21307 + 0.45177) + 1 = 10.32967.
+WALL_DETOUR = 2 * (math.sqrt(17.75) + 0.5 * (math.pi / 4 + math.asin(0.5 / math.sqrt(18)))) + 1
+
 
 def oval_detour(
     start: Sequence[float],
@@ -147,7 +167,9 @@ def assert_path(verdict: Verdict, model_id: str, hand: float, *, width: float = 
 
 @pytest.fixture
 def kit() -> SimpleNamespace:
-    """The scenario helpers: model, box, judge, one, advisories, assert_path."""
+    """The scenario helpers: model, box, judge, one, advisories, assert_path, oval_detour;
+    the oval base; and the detours worked out by hand: round_base_detour, zone_detour,
+    wall_detour."""
     return SimpleNamespace(
         model=model,
         box=box,
@@ -157,4 +179,7 @@ def kit() -> SimpleNamespace:
         assert_path=assert_path,
         oval_detour=oval_detour,
         oval=OVAL_60X35,
+        round_base_detour=ROUND_BASE_DETOUR,
+        zone_detour=ZONE_DETOUR,
+        wall_detour=WALL_DETOUR,
     )

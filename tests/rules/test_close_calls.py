@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.rules.test_judge_cosmic_combat import WALL_DETOUR
-from tests.rules.test_judge_necromunda import ZONE_DETOUR
-from tests.rules.test_judge_trench_crusade import ROUND_BASE_DETOUR
-
-# (game, hand-computed detour, the other model, terrain) - the detour of a mover from
-# (10,10) to (16,10) round a model at (13,10), or from (2,13) to (9,13) round a wall.
+# (game, the kit's hand-computed detour, the other model, terrain) - the detour of a
+# mover from (10,10) to (16,10) round a model at (13,10), or from (2,13) to (9,13) round
+# a wall.
 EXACT = [
-    ("cosmic-combat", WALL_DETOUR, None, ("wall", 5, 10, 6, 16, "impassable")),
-    ("cosmic-combat-revised", ZONE_DETOUR, ("e", "blue"), None),  # round an enemy's 1" zone
-    ("necromunda", ZONE_DETOUR, ("e", "blue"), None),
-    ("trench-crusade", ROUND_BASE_DETOUR, ("f", "red"), None),  # round a friend's base
+    ("cosmic-combat", "wall_detour", None, ("wall", 5, 10, 6, 16, "impassable")),
+    ("cosmic-combat-revised", "zone_detour", ("e", "blue"), None),  # round an enemy's 1" zone
+    ("necromunda", "zone_detour", ("e", "blue"), None),
+    ("trench-crusade", "round_base_detour", ("f", "red"), None),  # round a friend's base
 ]
 
 # (game, side of the oval, its keywords, how far its outline is grown for the mover)
@@ -33,8 +30,9 @@ OVAL = [
 ]
 
 
-@pytest.mark.parametrize(("game", "hand", "other", "wall"), EXACT)
-def test_exactly_at_the_limit_is_legal(kit, game, hand, other, wall):
+@pytest.mark.parametrize(("game", "detour", "other", "wall"), EXACT)
+def test_exactly_at_the_limit_is_legal(kit, game, detour, other, wall):
+    hand = getattr(kit, detour)
     movement = hand - 0.05  # allowance + 0.05 tolerance = exactly the detour
     if wall:
         models = [kit.model("a", "red", (2, 13), (9, 13), movement=movement)]

@@ -61,11 +61,8 @@ def test_gap_between_models_must_be_as_wide_as_the_base(kit, y, friend_y, hand, 
         assert kit.one(verdict.violations, "movement").measured == pytest.approx(hand, abs=0.02)
 
 
-#: (2,13) -> (9,13) round the wall x 5..6, y 10..16, over its top. Tangent to the corner
-#: arc at (5,16): sqrt(3^2 + 3^2 - 0.5^2) = sqrt(17.75) = 4.21307; the arc turns
-#: 45 deg + asin(0.5/sqrt(18)) = 0.90353 rad at radius 0.5: 0.45177; 1" along the top;
-#: then the mirror image. 2*(4.21307 + 0.45177) + 1 = 10.32967.
-WALL_DETOUR = 2 * (math.sqrt(17.75) + 0.5 * (math.pi / 4 + math.asin(0.5 / math.sqrt(18)))) + 1
+# (2,13) -> (9,13) round the wall x 5..6, y 10..16, over its top: kit.wall_detour
+# (worked out in tests/rules/conftest.py), 10.32967.
 
 
 @pytest.mark.parametrize(("movement", "rules"), [(10.25, ["movement"]), (10.3, [])])
@@ -74,10 +71,10 @@ def test_detour_round_impassable_wall(kit, movement, rules):
     wall = kit.box("wall", 5, 10, 6, 16, "impassable")
     verdict = kit.judge(GAME, [kit.model("a", "red", (2, 13), (9, 13), movement=movement)], [wall])
     assert verdict.rules() == rules
-    kit.assert_path(verdict, "a", WALL_DETOUR)
+    kit.assert_path(verdict, "a", kit.wall_detour)
     if rules:
         finding = kit.one(verdict.violations, "movement")
-        assert finding.measured == pytest.approx(WALL_DETOUR, abs=0.02)
+        assert finding.measured == pytest.approx(kit.wall_detour, abs=0.02)
         assert finding.limit == 10.25
 
 

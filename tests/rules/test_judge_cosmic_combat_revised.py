@@ -14,12 +14,9 @@ import pytest
 
 GAME = "cosmic-combat-revised"
 
-# The 0.05 in tolerance applies while passing a zone as at the end of a move, so the
-# centre keeps R = 0.5 + (1 - 0.05) + 0.5 = 1.95 in from the enemy's. Tangents
-# sqrt(3^2 - R^2) = 2.27981 each; arc of radius R turning 2*asin(R/3) = 1.41516 rad =
-# 2.75955 in. Total 4.55962 + 2.75955 = 7.31917.
-ZONE_R = 1.95
-ZONE_DETOUR = 2 * math.sqrt(9 - ZONE_R**2) + 2 * ZONE_R * math.asin(ZONE_R / 3)
+# The 0.05 in tolerance applies while passing a zone as at the end of a move: round an
+# enemy's 1" zone the detour is kit.zone_detour (worked out in tests/rules/conftest.py),
+# 7.31917.
 
 
 # -- movement -----------------------------------------------------------------------------
@@ -50,11 +47,11 @@ def test_enemy_is_not_passed_through_nor_within_1in(kit, movement, rules):
     ]
     verdict = kit.judge(GAME, models)
     assert verdict.rules() == rules  # 7.391 > 7.05; 7.391 <= 7.45
-    kit.assert_path(verdict, "a", ZONE_DETOUR)
+    kit.assert_path(verdict, "a", kit.zone_detour)
     if rules:
         finding = kit.one(verdict.violations, "control_zone")
         assert (finding.other, finding.limit) == ("e", 7)
-        assert finding.measured == pytest.approx(ZONE_DETOUR, abs=0.02)
+        assert finding.measured == pytest.approx(kit.zone_detour, abs=0.02)
 
 
 @pytest.mark.parametrize(

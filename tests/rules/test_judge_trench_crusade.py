@@ -13,23 +13,10 @@ import pytest
 
 GAME = "trench-crusade"
 
-# Detour of a 0.5"-radius mover from (10,10) to (16,10) round a 1" base at (13,10): the
-# centre keeps 0.5+0.5 = 1" from the blocker's centre. Tangent from 3" away: sqrt(9-1)
-# = 2.82843 each side; arc of radius 1 turning 2*asin(1/3) = 0.67967 rad.
-# 2*2.82843 + 0.67967 = 6.33653.
-ROUND_BASE_DETOUR = 2 * math.sqrt(8) + 2 * math.asin(1 / 3)
-# The 0.05 in tolerance applies while passing a zone as at the end of a move, so the
-# centre keeps R = 0.5 + (1 - 0.05) + 0.5 = 1.95 in from the enemy's. Tangents
-# sqrt(3^2 - R^2) = 2.27981 each; arc of radius R turning 2*asin(R/3) = 1.41516 rad =
-# 2.75955 in. Total 4.55962 + 2.75955 = 7.31917.
-ZONE_R = 1.95
-ZONE_DETOUR = 2 * math.sqrt(9 - ZONE_R**2) + 2 * ZONE_R * math.asin(ZONE_R / 3)
-# From (2,13) to (9,13) round an impassable wall x 5..6, y 10..16, over its top. The
-# centre keeps 0.5" off the wall: arcs of radius 0.5 round the corners (5,16) and (6,16).
-# |S-(5,16)| = sqrt(3^2+3^2) = sqrt(18); tangent sqrt(18-0.25) = 4.21307; the arc turns
-# from 45 + asin(0.5/sqrt(18)) = 51.768 deg down to level: 0.90353 rad * 0.5 = 0.45177;
-# 1" along the top. 2*(4.21307 + 0.45177) + 1 = 10.32967.
-WALL_DETOUR = 2 * (math.sqrt(17.75) + 0.5 * (math.pi / 4 + math.asin(0.5 / math.sqrt(18)))) + 1
+# Detours worked out by hand in tests/rules/conftest.py: round a 1" base at (13,10),
+# kit.round_base_detour = 6.33653; round an enemy's 1" zone (the 0.05 in tolerance applies
+# while passing a zone as at the end of a move), kit.zone_detour = 7.31917; round the
+# impassable wall below, kit.wall_detour = 10.32967.
 
 
 def wall(kit):
@@ -63,10 +50,10 @@ def test_detour_round_impassable_wall(kit, movement, rules):
     mover = kit.model("a", "red", (2, 13), (9, 13), movement=movement)
     verdict = kit.judge(GAME, [mover], [wall(kit)])
     assert verdict.rules() == rules
-    kit.assert_path(verdict, "a", WALL_DETOUR)
+    kit.assert_path(verdict, "a", kit.wall_detour)
     if rules:  # 10.330 > 10.05
         finding = kit.one(verdict.violations, "movement")
-        assert finding.measured == pytest.approx(WALL_DETOUR, abs=0.02)
+        assert finding.measured == pytest.approx(kit.wall_detour, abs=0.02)
         assert finding.limit == 10
 
 
@@ -76,7 +63,7 @@ def test_friendly_model_blocks_and_forces_a_detour(kit):
         [kit.model("a", "red", (10, 10), (16, 10)), kit.model("f", "red", (13, 10))],
     )
     assert verdict.rules() == ["movement"]  # 6.337 > 6.05
-    kit.assert_path(verdict, "a", ROUND_BASE_DETOUR)
+    kit.assert_path(verdict, "a", kit.round_base_detour)
     assert kit.one(verdict.violations, "movement").limit == 6
 
 
@@ -130,11 +117,11 @@ def test_only_route_within_allowance_passes_through_a_zone(kit, movement, rules)
     ]
     verdict = kit.judge(GAME, models)
     assert verdict.rules() == rules
-    kit.assert_path(verdict, "a", ZONE_DETOUR)
+    kit.assert_path(verdict, "a", kit.zone_detour)
     if rules:
         finding = kit.one(verdict.violations, "control_zone")
         assert finding.other == "e"
-        assert finding.measured == pytest.approx(ZONE_DETOUR, abs=0.02)
+        assert finding.measured == pytest.approx(kit.zone_detour, abs=0.02)
         assert finding.limit == 7
 
 
