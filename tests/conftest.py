@@ -1,10 +1,35 @@
-"""Shared fixtures for the whole suite."""
+"""Shared fixtures for the whole suite.
+
+Test modules share through these fixtures, never by importing one another (with
+``--import-mode=importlib`` a test module imported by another is a second copy, and a
+fixture imported with it is set up once more); tests/test_suite_layout.py checks it.
+
+- ``shared_dir``: the shared reference data beside the checkout.
+- ``tablesight_command``, ``tablesight``: the command line, run as a user would.
+- ``two_model_table``, ``two_model_roster``, ``footage``, ``match_files``: the two-model
+  table and its rendered clip. The table is 44 x 30 in with a 40 mm anchor 1.5 in in
+  from each corner; the ganger (red, marker 10) and the brute (blue, marker 11, at
+  (30, 20)), 1 in round bases, M 6. The shots: ``start`` with the ganger at (10, 10),
+  ``hand`` with it hidden, ``moved`` with it at (17, 10) (a 7 in move: over its 6) and
+  ``bumped``, the same as ``moved`` from a knocked camera.
+"""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import numpy as np
 import pytest
+
+if TYPE_CHECKING:
+    from calibration.table import TableSpec
+    from vision.rig.synth import PinholeCamera
+    from vision.roster import RosterModel
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED = REPO_ROOT.parent / "shared"
@@ -16,3 +41,163 @@ def shared_dir() -> Path:
     if not SHARED.is_dir():
         pytest.skip(f"reference data folder {SHARED} is absent on this machine")
     return SHARED
+
+
+# -- the command line ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def tablesight_command() -> list[str]:
+    """How to start ``tablesight``: the script on the PATH, or the module."""
+    exe = shutil.which("tablesight")
+    return [exe] if exe else [sys.executable, "-m", "tablesight"]
+
+
+@pytest.fixture(scope="session")
+def tablesight(
+    tablesight_command: list[str],
+) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Runs ``tablesight`` with some arguments to its end (at most a minute), its output
+    captured as text."""
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*tablesight_command, *args], capture_output=True, text=True, timeout=60
+        )
+
+    return run
+
+
+# -- the two-model table and its clip -----------------------------------------------------
+
+# The product is imported inside the fixtures, so that a run of the rules' tests alone
+# needs neither OpenCV nor the renderer.
+
+AT = [(1.5, 1.5), (42.5, 1.5), (42.5, 28.5), (1.5, 28.5)]
+#: (id, side, marker) of the two models.
+MODELS = [("ganger", "red", 10), ("brute", "blue", 11)]
+XYZ = tuple[float, float, float]
+#: Where the camera stands and what it looks at; the knocked camera of ``bumped``.
+CAMERA: tuple[XYZ, XYZ] = ((22, -14, 30), (22, 14, 0))
+BUMPED: tuple[XYZ, XYZ] = ((22.6, -14.4, 30.3), (22.2, 14.1, 0))
+#: name: (camera, where the ganger stands or None when a hand hides it, noise seed)
+SHOTS: dict[str, tuple[tuple[XYZ, XYZ], tuple[float, float] | None, int]] = {
+    "start": (CAMERA, (10, 10), 1),
+    "hand": (CAMERA, None, 2),
+    "moved": (CAMERA, (17, 10), 3),  # 7 in along x: over its 6
+    "bumped": (BUMPED, (17, 10), 4),
+}
+
+
+class Shots(Mapping[str, np.ndarray]):
+    """The pictures (1920 x 1080), each rendered the first time it is asked for and kept,
+    read-only, for the rest of the session."""
+
+    def __init__(self) -> None:
+        self._rendered: dict[str, np.ndarray] = {}
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self._rendered:
+            picture = self._render(*SHOTS[name])
+            picture.flags.writeable = False
+            self._rendered[name] = picture
+        return self._rendered[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(SHOTS)
+
+    def __len__(self) -> int:
+        return len(SHOTS)
+
+    @staticmethod
+    def _render(
+        camera: tuple[XYZ, XYZ],
+        ganger_xy: tuple[float, float] | None,
+        seed: int,
+    ) -> np.ndarray:
+        from vision.rig.synth import PinholeCamera, PlacedMarker, Shot, render_table
+
+        markers = [PlacedMarker(i, 40.0, x, y, 0.0, 0.0) for i, (x, y) in enumerate(AT)]
+        markers.append(PlacedMarker(11, 25.0, 30.0, 20.0, 0.0, 180.0))
+        if ganger_xy is not None:
+            markers.append(PlacedMarker(10, 25.0, ganger_xy[0], ganger_xy[1], 0.0, 90.0))
+        lens = PinholeCamera.looking_at(*camera)
+        return render_table(lens, (44, 30), markers, shot=Shot(seed=seed))
+
+
+@pytest.fixture(scope="session")
+def two_model_table() -> TableSpec:
+    """44 x 30 in, a 40 mm anchor (ids 0-3) 1.5 in in from each corner, ``4x4_50``."""
+    from calibration.table import Anchor, TableKeys, TableSpec
+
+    return TableSpec(
+        table=TableKeys(width_in=44, depth_in=30, dictionary="4x4_50"),
+        anchors=[Anchor(id=i, x_in=x, y_in=y, size_mm=40) for i, (x, y) in enumerate(AT)],
+    )
+
+
+@pytest.fixture(scope="session")
+def two_model_roster() -> list[RosterModel]:
+    """The ganger (red, marker 10) and the brute (blue, marker 11): 1 in round bases, M 6,
+    25 mm markers flat on their bases."""
+    from rules.scenario import RoundBase
+    from vision.roster import RosterModel
+
+    return [
+        RosterModel(
+            id=name,
+            side=side,
+            base=RoundBase(shape="round", diameter_mm=25.4),
+            movement=6,
+            marker=marker,
+            marker_size_mm=25,
+            marker_height_mm=0,
+        )
+        for name, side, marker in MODELS
+    ]
+
+
+@pytest.fixture(scope="session")
+def footage() -> tuple[PinholeCamera, Mapping[str, np.ndarray]]:
+    """The camera, and its pictures: ``start``, ``hand``, ``moved`` and ``bumped``."""
+    from vision.rig.synth import PinholeCamera
+
+    return PinholeCamera.looking_at(*CAMERA), Shots()
+
+
+@pytest.fixture(scope="session")
+def match_files(footage, two_model_roster, tmp_path_factory) -> tuple[Path, list[str]]:
+    """A 30-frame video at 30 fps (15 ``start``, 15 ``moved``) and the table, roster and
+    camera files to referee it with: the video and the command line's options."""
+    import cv2
+
+    folder = tmp_path_factory.mktemp("match")
+    camera, pics = footage
+    video = folder / "match.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"FFV1"), 30.0, (1920, 1080))
+    for name in ["start"] * 15 + ["moved"] * 15:
+        writer.write(pics[name])
+    writer.release()
+    anchors = "".join(
+        f"[[anchors]]\nid = {i}\nx_in = {x}\ny_in = {y}\nsize_mm = 40\n\n"
+        for i, (x, y) in enumerate(AT)
+    )
+    (folder / "table.toml").write_text(
+        f'[table]\nwidth_in = 44\ndepth_in = 30\ndictionary = "4x4_50"\n\n{anchors}'
+    )
+    (folder / "roster.toml").write_text(
+        "".join(
+            f'[[models]]\nid = "{m.id}"\nside = "{m.side}"\n'
+            f'base = {{ shape = "round", diameter_mm = 25.4 }}\nmovement = 6\n'
+            f"marker = {m.marker}\nmarker_size_mm = 25\nmarker_height_mm = 0\n\n"
+            for m in two_model_roster
+        )
+    )
+    rows = ", ".join("[" + ", ".join(repr(float(v)) for v in r) + "]" for r in camera.camera_matrix)
+    dist = ", ".join(repr(float(v)) for v in camera.dist_coeffs)
+    (folder / "camera.toml").write_text(
+        f"image_size = [1920, 1080]\ncamera_matrix = [{rows}]\ndist_coeffs = [{dist}]\n"
+    )
+    args = ["--game", "necromunda", "--table", str(folder / "table.toml")]
+    args += ["--roster", str(folder / "roster.toml"), "--camera", str(folder / "camera.toml")]
+    return video, args

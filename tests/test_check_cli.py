@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_cli import tablesight
-
 #: Each test here runs the command line in a new process.
 pytestmark = pytest.mark.slow
 
@@ -81,7 +79,7 @@ BAD = [
 
 @pytest.mark.parametrize(("scenario", "expected"), BAD)
 def test_bad_scenario_is_one_line_and_exit_2(
-    tmp_path: Path, scenario: dict[str, object], expected: str
+    tmp_path: Path, scenario: dict[str, object], expected: str, tablesight
 ) -> None:
     path = tmp_path / "scenario.json"
     path.write_text(json.dumps(scenario))
@@ -107,7 +105,7 @@ def test_bad_scenario_is_one_line_and_exit_2(
         ),
     ],
 )
-def test_non_finite_numbers(tmp_path: Path, text: str, expected: str) -> None:
+def test_non_finite_numbers(tmp_path: Path, text: str, expected: str, tablesight) -> None:
     path = tmp_path / "scenario.json"
     path.write_text(text)
     result = tablesight("check", str(path))
@@ -115,7 +113,7 @@ def test_non_finite_numbers(tmp_path: Path, text: str, expected: str) -> None:
     assert result.stderr.strip() == f"tablesight: {path}: {expected}"
 
 
-def test_not_utf8(tmp_path: Path) -> None:
+def test_not_utf8(tmp_path: Path, tablesight) -> None:
     path = tmp_path / "scenario.json"
     path.write_bytes(b"\xff\xfe{}")
     result = tablesight("check", str(path))
@@ -125,7 +123,7 @@ def test_not_utf8(tmp_path: Path) -> None:
     )
 
 
-def test_not_json_and_missing_file(tmp_path: Path) -> None:
+def test_not_json_and_missing_file(tmp_path: Path, tablesight) -> None:
     broken = tmp_path / "broken.json"
     broken.write_text("{ not json")
     result = tablesight("check", str(broken))
@@ -137,7 +135,7 @@ def test_not_json_and_missing_file(tmp_path: Path) -> None:
     assert result.stderr.strip() == f"tablesight: {missing}: cannot read: No such file or directory"
 
 
-def test_legal_move_json_shape(tmp_path: Path) -> None:
+def test_legal_move_json_shape(tmp_path: Path, tablesight) -> None:
     path = tmp_path / "scenario.json"
     path.write_text(json.dumps(GOOD))
     result = tablesight("check", str(path), "--json")
@@ -173,7 +171,11 @@ SAMPLE_VERDICTS = [
 
 @pytest.mark.parametrize(("name", "violations", "advisories", "path"), SAMPLE_VERDICTS)
 def test_sample_scenarios(
-    name: str, violations: list[str], advisories: list[str], path: tuple[str, float] | None
+    name: str,
+    violations: list[str],
+    advisories: list[str],
+    path: tuple[str, float] | None,
+    tablesight,
 ) -> None:
     result = tablesight("check", str(SAMPLES / name), "--json")
     assert result.returncode == 0, result.stderr

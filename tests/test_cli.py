@@ -1,10 +1,9 @@
-"""The ``tablesight`` entry point, run as a user would: as a subprocess."""
+"""The ``tablesight`` entry point, run as a user would: as a subprocess (the
+``tablesight`` and ``tablesight_command`` fixtures of tests/conftest.py)."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-import sys
 
 import pytest
 
@@ -22,13 +21,7 @@ SUBCOMMANDS = [
 ]
 
 
-def tablesight(*args: str) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("tablesight")
-    cmd = [exe] if exe else [sys.executable, "-m", "tablesight"]
-    return subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=60)
-
-
-def test_help_lists_every_subcommand() -> None:
+def test_help_lists_every_subcommand(tablesight) -> None:
     result = tablesight("--help")
     assert result.returncode == 0, result.stderr
     listed = [
@@ -39,14 +32,14 @@ def test_help_lists_every_subcommand() -> None:
     assert sorted(listed) == sorted(SUBCOMMANDS)
 
 
-def test_unknown_subcommand_is_usage_error() -> None:
+def test_unknown_subcommand_is_usage_error(tablesight) -> None:
     result = tablesight("fly")
     assert result.returncode == 2
     assert "No such command 'fly'" in result.stderr
 
 
 @pytest.mark.slow
-def test_run_in_a_terminal_answers_its_keys(tmp_path) -> None:
+def test_run_in_a_terminal_answers_its_keys(tmp_path, tablesight_command) -> None:
     """``run`` on a sample clip in a real terminal (a pty): ``?`` lists the keys from
     webui/keys.py again, ``m`` ends the phase that started by itself and starts another,
     ``q`` quits with status 0."""
@@ -57,14 +50,15 @@ def test_run_in_a_terminal_answers_its_keys(tmp_path) -> None:
     from pathlib import Path
 
     sample = Path(__file__).resolve().parent.parent / "samples" / "necromunda"
-    exe = shutil.which("tablesight")
-    cmd = [exe] if exe else [sys.executable, "-m", "tablesight"]
     args = ["run", "--source", str(sample / "match.mp4"), "--game", "necromunda"]
     for name in ("table", "roster", "terrain", "camera"):
         args += [f"--{name}", str(sample / f"{name}.toml")]
     leader, follower = pty.openpty()
     process = subprocess.Popen(
-        [*cmd, *args, "--port", "0"], stdin=follower, stdout=follower, stderr=follower
+        [*tablesight_command, *args, "--port", "0"],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
     )
     os.close(follower)
     seen = b""

@@ -10,7 +10,6 @@ import pytest
 
 from calibration.camera import BoardSpec, CalibrationError, CameraModel, calibrate, read_views
 from rules.errors import InputError
-from tests.test_cli import tablesight
 
 # OpenCV's sample calibration from exactly these four photos (opencv_reference_calibration.yml)
 REF_FX, REF_FY, REF_CX, REF_CY = 452.5107, 456.7671, 317.7030, 277.7516
@@ -52,7 +51,9 @@ def test_too_few_views(shared_dir: Path) -> None:
         calibrate(read_views(photos(shared_dir)[:2]), BOARD)
 
 
-def test_cli_writes_camera_toml_that_reads_back(shared_dir: Path, tmp_path: Path) -> None:
+def test_cli_writes_camera_toml_that_reads_back(
+    shared_dir: Path, tmp_path: Path, tablesight
+) -> None:
     board = tmp_path / "board.toml"
     board.write_text(
         'squares_x = 5\nsquares_y = 7\nsquare_mm = 40\nmarker_mm = 20\ndictionary = "6x6_250"\n'

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from calibration.dictionaries import DictionaryError, dictionary_id
-from tests.test_cli import tablesight
 from vision.aruco import MarkerDetections, MarkerDetector
 
 # OpenCV's own tests expect exactly these ids in singlemarkersoriginal.jpg.
@@ -26,7 +25,7 @@ def test_real_photo_ids(shared_dir: Path) -> None:
     assert found.side_px.min() > 29 and found.side_px.max() < 45
 
 
-def test_cli_lists_markers_in_pixels(shared_dir: Path) -> None:
+def test_cli_lists_markers_in_pixels(shared_dir: Path, tablesight) -> None:
     photo = shared_dir / "real-photos" / "singlemarkersoriginal.jpg"
     result = tablesight("detect", str(photo), "--dictionary", "6x6_250", "--json")
     assert result.returncode == 0, result.stderr
@@ -47,7 +46,9 @@ def test_cli_lists_markers_in_pixels(shared_dir: Path) -> None:
         (["{photo}", "--dictionary", "7x7_9"], "unknown ArUco dictionary '7x7_9'"),
     ],
 )
-def test_cli_errors_are_one_line(shared_dir: Path, args: list[str], message: str) -> None:
+def test_cli_errors_are_one_line(
+    shared_dir: Path, args: list[str], message: str, tablesight
+) -> None:
     names = {
         "readme": str(shared_dir / "real-photos" / "README.md"),
         "photo": str(shared_dir / "real-photos" / "singlemarkersoriginal.jpg"),

@@ -10,7 +10,6 @@ import cv2
 import numpy as np
 import pytest
 
-from tests.test_cli import tablesight
 from vision.rig.synth import PinholeCamera, PlacedMarker, Shot, render_table
 
 TABLE = """
@@ -65,7 +64,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     }
 
 
-def test_detect_finds_the_model_where_it_was_put(setup):
+def test_detect_finds_the_model_where_it_was_put(setup, tablesight):
     result = tablesight(
         "detect",
         str(setup["photo.png"]),
@@ -88,7 +87,7 @@ def test_detect_finds_the_model_where_it_was_put(setup):
     assert np.asarray(out["markers"][0]["corners_px"]).shape == (4, 2)
 
 
-def test_without_camera_heights_are_not_corrected(setup):
+def test_without_camera_heights_are_not_corrected(setup, tablesight):
     result = tablesight(
         "detect",
         str(setup["photo.png"]),
@@ -106,7 +105,7 @@ def test_without_camera_heights_are_not_corrected(setup):
     assert math.dist((ganger["x"], ganger["y"]), (30.0, 18.0)) > 0.2
 
 
-def test_too_few_anchors_without_camera(setup):
+def test_too_few_anchors_without_camera(setup, tablesight):
     result = tablesight("detect", str(setup["photo.png"]), "--table", str(setup["three.toml"]))
     assert result.returncode == 2
     assert result.stderr.strip() == (

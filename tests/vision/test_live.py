@@ -10,17 +10,18 @@ import pytest
 from calibration.camera import CameraModel
 from rules.errors import InputError
 from rules.ruleset import load_ruleset
-from tests.vision.test_observe import ROSTER, TABLE, footage  # noqa: F401 (a fixture)
 from vision.game import Game
 from vision.setup import Setup
 from vision.sources import FileSource, Frame, LiveSource
 
 
 @pytest.fixture
-def setup(footage):  # noqa: F811
+def setup(footage, two_model_table, two_model_roster):
     camera, _ = footage
     lens = CameraModel((1920, 1080), camera.camera_matrix, camera.dist_coeffs)
-    return Setup("necromunda", load_ruleset("necromunda"), TABLE, ROSTER, [], lens)
+    return Setup(
+        "necromunda", load_ruleset("necromunda"), two_model_table, two_model_roster, [], lens
+    )
 
 
 def test_controls(setup, tmp_path):
@@ -42,7 +43,7 @@ def test_controls(setup, tmp_path):
     assert game.end_phase() == []  # no phase: nothing to end
 
 
-def test_a_model_unseen_for_long_is_lost_once(setup, footage):  # noqa: F811
+def test_a_model_unseen_for_long_is_lost_once(setup, footage):
     _, pics = footage
     game = Game(setup, FileSource(str(_folder_of_one(pics["start"]))))
     kinds = []

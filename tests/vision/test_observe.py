@@ -6,63 +6,23 @@ import numpy as np
 import pytest
 
 from calibration.camera import CameraModel
-from calibration.table import Anchor, TableKeys, TableSpec
 from rules.geometry import Base, Pose
 from rules.ruleset import load_ruleset
-from rules.scenario import RoundBase
 from rules.scene import Model, Table
 from rules.session import Session
 from vision.observe import Observer
-from vision.rig.synth import PinholeCamera, PlacedMarker, Shot, render_table
-from vision.roster import RosterModel
 from vision.sources import Frame
 
-AT = [(1.5, 1.5), (42.5, 1.5), (42.5, 28.5), (1.5, 28.5)]
-TABLE = TableSpec(
-    table=TableKeys(width_in=44, depth_in=30, dictionary="4x4_50"),
-    anchors=[Anchor(id=i, x_in=x, y_in=y, size_mm=40) for i, (x, y) in enumerate(AT)],
-)
-ROSTER = [
-    RosterModel(
-        id=name,
-        side=side,
-        base=RoundBase(shape="round", diameter_mm=25.4),
-        movement=6,
-        marker=marker,
-        marker_size_mm=25,
-        marker_height_mm=0,
-    )
-    for name, side, marker in (("ganger", "red", 10), ("brute", "blue", 11))
-]
 
-
-def shot(camera: PinholeCamera, ganger_xy: tuple[float, float] | None, seed: int) -> np.ndarray:
-    markers = [PlacedMarker(i, 40.0, x, y, 0.0, 0.0) for i, (x, y) in enumerate(AT)]
-    markers.append(PlacedMarker(11, 25.0, 30.0, 20.0, 0.0, 180.0))
-    if ganger_xy is not None:
-        markers.append(PlacedMarker(10, 25.0, ganger_xy[0], ganger_xy[1], 0.0, 90.0))
-    return render_table(camera, (44, 30), markers, shot=Shot(seed=seed))
-
-
-@pytest.fixture(scope="module")
-def footage():
-    camera = PinholeCamera.looking_at((22, -14, 30), (22, 14, 0))
-    bumped = PinholeCamera.looking_at((22.6, -14.4, 30.3), (22.2, 14.1, 0))  # knocked
-    return camera, {
-        "start": shot(camera, (10, 10), 1),
-        "hand": shot(camera, None, 2),  # a hand hides the ganger
-        "moved": shot(camera, (17, 10), 3),  # 7 in along x: over its 6
-        "bumped": shot(bumped, (17, 10), 4),
-    }
-
-
-def test_a_match_in_frames(footage):
+def test_a_match_in_frames(footage, two_model_table, two_model_roster):
     camera, pics = footage
     lens = CameraModel((1920, 1080), camera.camera_matrix, camera.dist_coeffs)
     # profiles only: where each model stands comes from the camera
-    models = {m.id: Model(m.id, m.side, m.id, Base.round(25.4), 6.0, Pose(0, 0)) for m in ROSTER}
+    models = {
+        m.id: Model(m.id, m.side, m.id, Base.round(25.4), 6.0, Pose(0, 0)) for m in two_model_roster
+    }
     session = Session(load_ruleset("necromunda"), Table(44, 30), models)
-    observer = Observer(TABLE, ROSTER, lens)
+    observer = Observer(two_model_table, two_model_roster, lens)
     script = ["start"] * 15 + ["hand"] * 15 + ["start"] * 15 + ["moved"] * 15 + ["bumped"] * 15
     events = []
     for k, name in enumerate(script):
@@ -94,48 +54,9 @@ def test_centre_uncertainty_from_pose_fit_and_marker_size():
     assert centre_sigma_in(square, 25.4, 0.0) == pytest.approx(0.00125)
 
 
-@pytest.fixture(scope="module")
-def match_files(footage, tmp_path_factory):
-    """A rendered video and the table, roster and camera files to referee it with."""
-    import cv2
-
-    tmp_path = tmp_path_factory.mktemp("match")
-    camera, pics = footage
-    video = tmp_path / "match.avi"
-    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"FFV1"), 30.0, (1920, 1080))
-    for name in ["start"] * 15 + ["moved"] * 15:
-        writer.write(pics[name])
-    writer.release()
-    anchors = "".join(
-        f"[[anchors]]\nid = {i}\nx_in = {x}\ny_in = {y}\nsize_mm = 40\n\n"
-        for i, (x, y) in enumerate(AT)
-    )
-    (tmp_path / "table.toml").write_text(
-        f'[table]\nwidth_in = 44\ndepth_in = 30\ndictionary = "4x4_50"\n\n{anchors}'
-    )
-    (tmp_path / "roster.toml").write_text(
-        "".join(
-            f'[[models]]\nid = "{m.id}"\nside = "{m.side}"\n'
-            f'base = {{ shape = "round", diameter_mm = 25.4 }}\nmovement = 6\n'
-            f"marker = {m.marker}\nmarker_size_mm = 25\nmarker_height_mm = 0\n\n"
-            for m in ROSTER
-        )
-    )
-    rows = ", ".join("[" + ", ".join(repr(float(v)) for v in r) + "]" for r in camera.camera_matrix)
-    dist = ", ".join(repr(float(v)) for v in camera.dist_coeffs)
-    (tmp_path / "camera.toml").write_text(
-        f"image_size = [1920, 1080]\ncamera_matrix = [{rows}]\ndist_coeffs = [{dist}]\n"
-    )
-    args = ["--game", "necromunda", "--table", str(tmp_path / "table.toml")]
-    args += ["--roster", str(tmp_path / "roster.toml"), "--camera", str(tmp_path / "camera.toml")]
-    return video, args
-
-
 @pytest.mark.slow
-def test_analyze_a_video(match_files, tmp_path):
+def test_analyze_a_video(match_files, tablesight, tmp_path):
     import json
-
-    from tests.test_cli import tablesight
 
     video, args = match_files
     result = tablesight("analyze", str(video), *args, "--json")
@@ -169,8 +90,7 @@ def test_analyze_a_video(match_files, tmp_path):
 
 
 @pytest.mark.slow
-def test_run_plays_a_file_like_a_camera_with_the_same_events(match_files):
-    from tests.test_cli import tablesight
+def test_run_plays_a_file_like_a_camera_with_the_same_events(match_files, tablesight):
 
     video, args = match_files
     analyzed = tablesight("analyze", str(video), *args)
@@ -183,11 +103,10 @@ def test_run_plays_a_file_like_a_camera_with_the_same_events(match_files):
 
 
 @pytest.mark.slow
-def test_analyze_records_a_match_that_replays_to_the_same_events(match_files, tmp_path):
+def test_analyze_records_a_match_that_replays_to_the_same_events(match_files, tablesight, tmp_path):
     import json
 
     from rules.session import Event
-    from tests.test_cli import tablesight
     from vision.match.reader import Match
     from vision.setup import Setup
 

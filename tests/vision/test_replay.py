@@ -1,7 +1,7 @@
 """The replay: a match file scrubbed to moments before and after an illegal move, its
 picture and overlay mapping, re-judging as a new revision, its API and its command.
 
-The footage (``tests/vision/test_observe.py``): 30 frames at 30 fps, the ganger at
+The footage (``match_files`` in tests/conftest.py): 30 frames at 30 fps, the ganger at
 (10, 10) for frames 0-14 and at (17, 10) for frames 15-29 - a 7 in move of its 6 in -
 with the brute at (30, 20) all along, both on 1 in round bases. The tracker calls a model
 settled once it has stood still for 0.3 s, so the referee sees both models at frame 9
@@ -22,8 +22,6 @@ from calibration.camera import CameraModel
 from rules.errors import InputError
 from rules.ruleset import load_ruleset
 from rules.view import measure
-from tests.test_cli import tablesight
-from tests.vision.test_observe import ROSTER, TABLE, footage, match_files  # noqa: F401
 from vision.game import Game
 from vision.match.reader import Match
 from vision.match.replay import PHASE_REFUSED, Replay
@@ -41,7 +39,7 @@ IN = 0.02  # how close the camera puts a centre (inches)
 
 
 @pytest.fixture(scope="module")
-def analyzed(match_files, tmp_path_factory):  # noqa: F811
+def analyzed(match_files, tablesight, tmp_path_factory):
     """The clip refereed by ``tablesight analyze -o``: a match file without video."""
     video, args = match_files
     db = tmp_path_factory.mktemp("analyzed") / "match.db"
@@ -51,13 +49,15 @@ def analyzed(match_files, tmp_path_factory):  # noqa: F811
 
 
 @pytest.fixture(scope="module")
-def recorded(footage, match_files, tmp_path_factory):  # noqa: F811
+def recorded(footage, match_files, two_model_table, two_model_roster, tmp_path_factory):
     """The clip refereed by a game with a recorder, as ``run --record`` does: a match
     file with its video beside it."""
     camera, _ = footage
     video, _ = match_files
     lens = CameraModel((1920, 1080), camera.camera_matrix, camera.dist_coeffs)
-    setup = Setup("necromunda", load_ruleset("necromunda"), TABLE, ROSTER, [], lens)
+    setup = Setup(
+        "necromunda", load_ruleset("necromunda"), two_model_table, two_model_roster, [], lens
+    )
     db = tmp_path_factory.mktemp("recorded") / "match.db"
     writer = MatchWriter(db, setup, source=str(video))
     Game(setup, FileSource(str(video)), recorder=writer).run()
@@ -268,7 +268,7 @@ def test_a_charge_declared_after_the_move_resolves_the_violation(analyzed, copy)
 
 
 @pytest.mark.slow
-def test_the_picture_and_the_overlay_mapping_of_a_recorded_match(recorded, footage):  # noqa: F811
+def test_the_picture_and_the_overlay_mapping_of_a_recorded_match(recorded, footage):
     camera, pics = footage
     with Replay(recorded) as replay:
         assert replay.video is not None and len(replay.times) == 30
@@ -360,7 +360,7 @@ def test_the_api_of_a_replay(analyzed, recorded, copy):
 
 
 @pytest.mark.slow
-def test_the_replay_command_refuses_what_is_not_a_match(tmp_path, setup_without_frames):
+def test_the_replay_command_refuses_what_is_not_a_match(tmp_path, setup_without_frames, tablesight):
     missing = tablesight("replay", str(tmp_path / "none.db"), "--no-browser")
     assert missing.returncode == 2 and missing.stdout == ""
     assert missing.stderr.splitlines() == [f"tablesight: {tmp_path / 'none.db'}: no such file"]
@@ -377,10 +377,12 @@ def test_the_replay_command_refuses_what_is_not_a_match(tmp_path, setup_without_
 
 
 @pytest.fixture
-def setup_without_frames(tmp_path, footage):  # noqa: F811
+def setup_without_frames(tmp_path, footage, two_model_table, two_model_roster):
     camera, _ = footage
     lens = CameraModel((1920, 1080), camera.camera_matrix, camera.dist_coeffs)
-    setup = Setup("necromunda", load_ruleset("necromunda"), TABLE, ROSTER, [], lens)
+    setup = Setup(
+        "necromunda", load_ruleset("necromunda"), two_model_table, two_model_roster, [], lens
+    )
     db = tmp_path / "empty.db"
     MatchWriter(db, setup, video=False).close()
     return db

@@ -1,7 +1,7 @@
 """The replay viewer in a real browser: Debian's Chromium through Playwright, against
 ``tablesight replay`` serving a match recorded by ``tablesight run --record``.
 
-The clip (``match_files`` in ``conftest.py``): 30 frames at 30 fps, the ganger at (10, 10)
+The clip (``match_files`` in tests/conftest.py): 30 frames at 30 fps, the ganger at (10, 10)
 for frames 0-14 and at (17, 10) from frame 15 on - a 7 in move of its 6 in - with the
 brute at (30, 20) all along. The referee sees the move once it has stood still for 0.3 s:
 the violation is at frame 24 (0.8 s). One server serves the module and the tests run in
