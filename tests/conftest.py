@@ -6,6 +6,8 @@ fixture imported with it is set up once more); tests/test_suite_layout.py checks
 
 - ``shared_dir``: the shared reference data beside the checkout.
 - ``tablesight_command``, ``tablesight``: the command line, run as a user would.
+- ``hand_lens``: a lens, a corner-anchored table file and a projection written out by
+  hand, for tests that make up the pixels a camera would see.
 - ``two_model_table``, ``two_model_roster``, ``footage``, ``match_files``: the two-model
   table and its rendered clip. The table is 44 x 30 in with a 40 mm anchor 1.5 in in
   from each corner; the ganger (red, marker 10) and the brute (blue, marker 11, at
@@ -21,6 +23,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -66,6 +69,86 @@ def tablesight(
         )
 
     return run
+
+
+# -- a lens and a table worked out by hand ------------------------------------------------
+
+LENS_K = np.array([[1400.0, 0.0, 960.0], [0.0, 1400.0, 540.0], [0.0, 0.0, 1.0]])
+LENS_DIST = np.array([-0.1, 0.04, 0.0007, -0.0004, 0.0])
+#: 44 x 30 in, a 40 mm anchor 1 in in from each corner; anchor 1 turned by 90 degrees.
+CORNER_TABLE_TOML = """
+[table]
+width_in = 44
+depth_in = 30
+dictionary = "4x4_50"
+
+[[anchors]]
+id = 0
+x_in = 1
+y_in = 1
+size_mm = 40
+
+[[anchors]]
+id = 1
+x_in = 43
+y_in = 1
+size_mm = 40
+heading = 90
+
+[[anchors]]
+id = 2
+x_in = 43
+y_in = 29
+size_mm = 40
+
+[[anchors]]
+id = 3
+x_in = 1
+y_in = 29
+size_mm = 40
+"""
+
+
+def project(points: np.ndarray, r: np.ndarray, t: np.ndarray, dist: np.ndarray) -> np.ndarray:
+    """Pinhole camera with OpenCV's radial/tangential distortion, written out by hand."""
+    cam = points @ r.T + t
+    x, y = cam[:, 0] / cam[:, 2], cam[:, 1] / cam[:, 2]
+    k1, k2, p1, p2, k3 = dist
+    r2 = x * x + y * y
+    radial = 1 + k1 * r2 + k2 * r2**2 + k3 * r2**3
+    xd = x * radial + 2 * p1 * x * y + p2 * (r2 + 2 * x * x)
+    yd = y * radial + p1 * (r2 + 2 * y * y) + 2 * p2 * x * y
+    return np.column_stack([LENS_K[0, 0] * xd + LENS_K[0, 2], LENS_K[1, 1] * yd + LENS_K[1, 2]])
+
+
+def look_down(eye: tuple[float, float, float]) -> tuple[np.ndarray, np.ndarray]:
+    """A camera at ``eye`` looking straight down, image x along table +x (R, t: world->cam)."""
+    r = np.array([[1.0, 0, 0], [0, -1.0, 0], [0, 0, -1.0]])
+    return r, -r @ np.asarray(eye)
+
+
+def look_at(eye: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A camera at ``eye`` looking at ``target``, the table's +z up (R, t: world->cam)."""
+    z = (target - eye) / np.linalg.norm(target - eye)
+    x = np.cross(z, [0.0, 0.0, 1.0])
+    x /= np.linalg.norm(x)
+    y = np.cross(z, x)
+    r = np.vstack([x, y, z])
+    return r, -r @ eye
+
+
+@pytest.fixture(scope="session")
+def hand_lens() -> SimpleNamespace:
+    """``K`` and ``dist`` of a 1920 x 1080 lens, ``table_toml`` (44 x 30 in, an anchor
+    1 in in from each corner), and ``project``, ``look_at``, ``look_down``."""
+    return SimpleNamespace(
+        K=LENS_K,
+        dist=LENS_DIST,
+        table_toml=CORNER_TABLE_TOML,
+        project=project,
+        look_at=look_at,
+        look_down=look_down,
+    )
 
 
 # -- the two-model table and its clip -----------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -13,85 +14,28 @@ from rules.errors import InputError
 from vision.aruco import MarkerDetections
 from vision.tablepose import PoseError, TablePose
 
-K = np.array([[1400.0, 0.0, 960.0], [0.0, 1400.0, 540.0], [0.0, 0.0, 1.0]])
-DIST = np.array([-0.1, 0.04, 0.0007, -0.0004, 0.0])
-TABLE_TOML = """
-[table]
-width_in = 44
-depth_in = 30
-dictionary = "4x4_50"
-
-[[anchors]]
-id = 0
-x_in = 1
-y_in = 1
-size_mm = 40
-
-[[anchors]]
-id = 1
-x_in = 43
-y_in = 1
-size_mm = 40
-heading = 90
-
-[[anchors]]
-id = 2
-x_in = 43
-y_in = 29
-size_mm = 40
-
-[[anchors]]
-id = 3
-x_in = 1
-y_in = 29
-size_mm = 40
-"""
-
-
-def project(points: np.ndarray, r: np.ndarray, t: np.ndarray, dist: np.ndarray) -> np.ndarray:
-    """Pinhole camera with OpenCV's radial/tangential distortion, written out by hand."""
-    cam = points @ r.T + t
-    x, y = cam[:, 0] / cam[:, 2], cam[:, 1] / cam[:, 2]
-    k1, k2, p1, p2, k3 = dist
-    r2 = x * x + y * y
-    radial = 1 + k1 * r2 + k2 * r2**2 + k3 * r2**3
-    xd = x * radial + 2 * p1 * x * y + p2 * (r2 + 2 * x * x)
-    yd = y * radial + p1 * (r2 + 2 * y * y) + 2 * p2 * x * y
-    return np.column_stack([K[0, 0] * xd + K[0, 2], K[1, 1] * yd + K[1, 2]])
-
-
-def look_down(eye: tuple[float, float, float]) -> tuple[np.ndarray, np.ndarray]:
-    """A camera at ``eye`` looking straight down, image x along table +x (R, t: world->cam)."""
-    r = np.array([[1.0, 0, 0], [0, -1.0, 0], [0, 0, -1.0]])
-    return r, -r @ np.asarray(eye)
-
-
-def look_at(eye: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    z = (target - eye) / np.linalg.norm(target - eye)
-    x = np.cross(z, [0.0, 0.0, 1.0])
-    x /= np.linalg.norm(x)
-    y = np.cross(z, x)
-    r = np.vstack([x, y, z])
-    return r, -r @ eye
-
 
 @pytest.fixture
-def table(tmp_path: Path) -> TableSpec:
+def table(tmp_path: Path, hand_lens) -> TableSpec:
     path = tmp_path / "table.toml"
-    path.write_text(TABLE_TOML)
+    path.write_text(hand_lens.table_toml)
     return TableSpec.from_toml(path)
 
 
 def seen(
+    lens: SimpleNamespace,
     table: TableSpec,
     r: np.ndarray,
     t: np.ndarray,
     extra: dict[int, np.ndarray],
-    dist: np.ndarray = DIST,
+    dist: np.ndarray | None = None,
 ) -> MarkerDetections:
+    """What ``lens`` (``hand_lens``) sees of the anchors and ``extra`` from ``r, t``; its
+    own distortion unless ``dist`` is given."""
     corners = {**table.anchor_corners_in(), **extra}
     ids = sorted(corners)
-    px = np.stack([project(corners[i], r, t, dist) for i in ids])
+    dist = lens.dist if dist is None else dist
+    px = np.stack([lens.project(corners[i], r, t, dist) for i in ids])
     return MarkerDetections(np.asarray(ids), px)
 
 
@@ -101,52 +45,54 @@ def test_marker_corners_in_printed_order():
     assert np.allclose(c[:, :2], [[9, 6], [11, 6], [11, 4], [9, 4]])
 
 
-def test_pose_from_four_anchors_maps_raised_markers_exactly(table):
-    r, t = look_at(np.array([22.0, -18.0, 32.0]), np.array([22.0, 15.0, 0.0]))
+def test_pose_from_four_anchors_maps_raised_markers_exactly(table, hand_lens):
+    r, t = hand_lens.look_at(np.array([22.0, -18.0, 32.0]), np.array([22.0, 15.0, 0.0]))
     raised = marker_corners(30.0, 20.0, 1.5, 20 / 25.4, 33.0)
-    det = seen(table, r, t, {7: raised})
-    pose = TablePose.solve(det, table, CameraModel((1920, 1080), K, DIST))
+    det = seen(hand_lens, table, r, t, {7: raised})
+    pose = TablePose.solve(det, table, CameraModel((1920, 1080), hand_lens.K, hand_lens.dist))
     assert pose.anchors_used == (0, 1, 2, 3) and pose.reprojection_px < 1e-3
     got = pose.pixels_to_table(det.by_id()[7], 1.5)
     assert np.allclose(got, raised[:, :2], atol=1e-6)
     assert np.allclose(pose.table_to_pixels(raised), det.by_id()[7], atol=1e-6)
 
 
-def test_one_anchor_is_enough_with_intrinsics(table):
-    r, t = look_down((22.0, 15.0, 30.0))
-    det = seen(table, r, t, {7: marker_corners(20.0, 12.0, 0.0, 0.8, 0.0)})
+def test_one_anchor_is_enough_with_intrinsics(table, hand_lens):
+    r, t = hand_lens.look_down((22.0, 15.0, 30.0))
+    det = seen(hand_lens, table, r, t, {7: marker_corners(20.0, 12.0, 0.0, 0.8, 0.0)})
     only_one = det.select(np.isin(det.ids, [2, 7]))
-    pose = TablePose.solve(only_one, table, CameraModel((1920, 1080), K, DIST))
+    pose = TablePose.solve(only_one, table, CameraModel((1920, 1080), hand_lens.K, hand_lens.dist))
     assert pose.anchors_used == (2,)
     centre = pose.pixels_to_table(only_one.by_id()[7]).mean(axis=0)
     assert np.allclose(centre, [20.0, 12.0], atol=0.01)
 
 
-def test_homography_needs_four_anchors_and_ignores_height(table):
+def test_homography_needs_four_anchors_and_ignores_height(table, hand_lens):
     # A lens without distortion: this is about parallax alone.
-    r, t = look_down((22.0, 15.0, 40.0))
+    r, t = hand_lens.look_down((22.0, 15.0, 40.0))
     none = np.zeros(5)
     with pytest.raises(PoseError, match="3 of 4 anchors visible \\(0, 1, 2\\); 4 needed"):
-        TablePose.solve(seen(table, r, t, {}).select(np.array([True, True, True, False])), table)
+        TablePose.solve(
+            seen(hand_lens, table, r, t, {}).select(np.array([True, True, True, False])), table
+        )
     # The issue's example: a marker 1 in up and 20 in off-axis under a camera 40 in high
     # lands like a table point at 20 * 40 / (40 - 1) = 20.513 in: 0.513 in off.
     raised = marker_corners(42.0, 15.0, 1.0, 0.5, 0.0)
-    det = seen(table, r, t, {7: raised}, none)
+    det = seen(hand_lens, table, r, t, {7: raised}, none)
     flat = TablePose.solve(det, table)
     assert not flat.height_corrected
     x_flat = flat.pixels_to_table(det.by_id()[7]).mean(axis=0)[0]
     assert x_flat - 22.0 == pytest.approx(20.0 * 40.0 / 39.0, abs=0.01)
-    exact = TablePose.solve(det, table, CameraModel((1920, 1080), K, none))
+    exact = TablePose.solve(det, table, CameraModel((1920, 1080), hand_lens.K, none))
     assert exact.pixels_to_table(det.by_id()[7], 1.0).mean(axis=0)[0] == pytest.approx(42.0)
 
 
-def test_pose_refuses_a_camera_below_the_table(table):
+def test_pose_refuses_a_camera_below_the_table(table, hand_lens):
     # A camera 30 in under the table looking up (as if the anchors were seen through it).
     r = np.eye(3)
     t = -r @ np.array([22.0, 15.0, -30.0])
-    det = seen(table, r, t, {})
+    det = seen(hand_lens, table, r, t, {})
     with pytest.raises(PoseError, match="from below"):
-        TablePose.solve(det, table, CameraModel((1920, 1080), K, DIST))
+        TablePose.solve(det, table, CameraModel((1920, 1080), hand_lens.K, hand_lens.dist))
 
 
 @pytest.mark.parametrize(
@@ -162,15 +108,15 @@ def test_pose_refuses_a_camera_below_the_table(table):
         ),
     ],
 )
-def test_bad_table_file(tmp_path, change, message):
+def test_bad_table_file(tmp_path, change, message, hand_lens):
     path = tmp_path / "table.toml"
-    path.write_text(TABLE_TOML.replace(*change))
+    path.write_text(hand_lens.table_toml.replace(*change))
     with pytest.raises(InputError) as err:
         TableSpec.from_toml(path)
     assert str(err.value).startswith(f"{path}: {message}")
 
 
-def test_more_anchors_fit_better(table):
+def test_more_anchors_fit_better(table, hand_lens):
     # The same camera sees 4 or 8 anchors with 0.3 px of corner noise; the table point
     # (22, 15) is mapped from a fixed pixel. Over 40 noisy draws, 8 anchors err less.
     extra = [
@@ -178,13 +124,13 @@ def test_more_anchors_fit_better(table):
         for i, (x, y) in enumerate([(22, 1), (43, 15), (22, 29), (1, 15)])
     ]
     eight = TableSpec(table=table.table, anchors=[*table.anchors, *extra])
-    r, t = look_at(np.array([22.0, -18.0, 32.0]), np.array([22.0, 15.0, 0.0]))
-    cam = CameraModel((1920, 1080), K, DIST)
-    probe = project(np.array([[30.0, 20.0, 0.0]]), r, t, DIST)
+    r, t = hand_lens.look_at(np.array([22.0, -18.0, 32.0]), np.array([22.0, 15.0, 0.0]))
+    cam = CameraModel((1920, 1080), hand_lens.K, hand_lens.dist)
+    probe = hand_lens.project(np.array([[30.0, 20.0, 0.0]]), r, t, hand_lens.dist)
     rng = np.random.default_rng(0)
     errors: dict[int, list[float]] = {4: [], 8: []}
     for _ in range(40):
-        det = seen(eight, r, t, {})
+        det = seen(hand_lens, eight, r, t, {})
         noisy = MarkerDetections(det.ids, det.corners_px + rng.normal(0, 0.3, det.corners_px.shape))
         for spec in (table, eight):
             pose = TablePose.solve(noisy, spec, cam)

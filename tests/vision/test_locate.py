@@ -11,7 +11,6 @@ import pytest
 from calibration.camera import CameraModel
 from calibration.table import TableSpec, marker_corners
 from rules.errors import InputError
-from tests.calibration.test_table import DIST, TABLE_TOML, K, look_at, project
 from vision.aruco import MarkerDetections
 from vision.locate import locate
 from vision.roster import load_roster, load_terrain
@@ -48,8 +47,8 @@ keywords = ["impassable"]
 
 
 @pytest.fixture
-def files(tmp_path: Path) -> tuple[TableSpec, Path, Path]:
-    (tmp_path / "table.toml").write_text(TABLE_TOML)
+def files(tmp_path: Path, hand_lens) -> tuple[TableSpec, Path, Path]:
+    (tmp_path / "table.toml").write_text(hand_lens.table_toml)
     (tmp_path / "roster.toml").write_text(ROSTER)
     (tmp_path / "terrain.toml").write_text(TERRAIN)
     return (
@@ -59,11 +58,11 @@ def files(tmp_path: Path) -> tuple[TableSpec, Path, Path]:
     )
 
 
-def test_models_and_terrain_where_their_markers_say(files):
+def test_models_and_terrain_where_their_markers_say(files, hand_lens):
     table, roster_path, terrain_path = files
     roster = load_roster(roster_path, {0, 1, 2, 3})
     terrain = load_terrain(terrain_path, {0, 1, 2, 3, 10, 11})
-    r, t = look_at(np.array([22.0, -16.0, 30.0]), np.array([22.0, 15.0, 0.0]))
+    r, t = hand_lens.look_at(np.array([22.0, -16.0, 30.0]), np.array([22.0, 15.0, 0.0]))
     h = 4 / 25.4
     # the ganger's marker: centre (10, 20) at 4 mm up, facing +y (heading 90)
     corners = {
@@ -74,9 +73,10 @@ def test_models_and_terrain_where_their_markers_say(files):
     }
     ids = sorted(corners)
     det = MarkerDetections(
-        np.asarray(ids), np.stack([project(corners[i], r, t, DIST) for i in ids])
+        np.asarray(ids),
+        np.stack([hand_lens.project(corners[i], r, t, hand_lens.dist) for i in ids]),
     )
-    pose = TablePose.solve(det, table, CameraModel((1920, 1080), K, DIST))
+    pose = TablePose.solve(det, table, CameraModel((1920, 1080), hand_lens.K, hand_lens.dist))
     found = locate(det, table, pose, roster, terrain)
     ganger = found.models[0]
     # offset [10 mm forward, 5 mm left] turned by 90 degrees is (-5, +10) mm:
