@@ -433,7 +433,7 @@ def run(
         _keys_help()
         threading.Thread(target=_terminal_keys, args=(referee,), daemon=True).start()
     _referee(referee, server)
-    if record_path is not None:
+    if record_path is not None and referee.record_failure is None:
         click.echo(f"recorded {record_path}", err=True)
 
 
@@ -505,8 +505,7 @@ def _referee(referee: Game, server: Server) -> None:
     finally:
         referee.stop()
         server.close()
-        if referee.recorder is not None:
-            referee.recorder.close()
+        referee.close_recorder()  # a failure to finish it is one event line, not an exit
 
 
 def _recorder(path: Path | None, setup: Setup, source: str, video: bool) -> MatchWriter | None:
@@ -628,13 +627,14 @@ def analyze(
         fail(str(exc))
     finally:
         bar.close()
-        if recorder is not None:
-            recorder.close()
+        referee.close_recorder()
     if as_json:
         click.echo(json.dumps({"events": [e.to_dict() for e in events]}, indent=2))
-        return
-    for e in events:
-        click.echo(_event_line(e))
+    else:
+        for e in events:
+            click.echo(_event_line(e))
+    if referee.record_failure is not None:
+        sys.exit(1)  # the events are all there; the match file asked for is not whole
 
 
 def _event_line(e: Event) -> str:

@@ -48,6 +48,7 @@ EventKind = Literal[
     "model_lost",
     "camera_lost",
     "camera_bumped",
+    "recording_stopped",
 ]
 
 

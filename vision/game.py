@@ -26,6 +26,7 @@ import cv2
 from rules.errors import InputError
 from rules.session import Event
 from rules.view import describe, measure, neighbours
+from vision.match.schema import RecordError
 from vision.match.writer import MatchWriter
 from vision.observe import Observation
 from vision.script import Script, Step
@@ -90,8 +91,12 @@ class Game:
         #: The match file being written, if any: every frame's poses, every event, the
         #: session's journal, declarations, decisions, and a snapshot each second.
         self.recorder = recorder
+        #: Why recording stopped before the game ended (the disk filled up, the folder was
+        #: deleted), as one line; the game goes on without it.
+        self.record_failure: str | None = None
+        self._failure_told = True
         if recorder is not None:
-            self.session.journal = recorder.input
+            self.session.journal = self._journal
 
     # -- listeners ------------------------------------------------------------------------
 
@@ -106,10 +111,21 @@ class Game:
 
     def _tell(self, events: list[Event], *, recorded: bool = False) -> list[Event]:
         """Hand events to the match file (unless a frame's record already holds them) and
-        to every listener, and wake whoever waits for a change."""
-        if self.recorder is not None and not recorded:
-            for event in events:
-                self.recorder.event(event)
+        to every listener, and wake whoever waits for a change. A recording that failed is
+        told here, once, as a ``recording_stopped`` event (it is not in the file)."""
+        if not recorded and events:
+
+            def write(recorder: MatchWriter) -> None:
+                for event in events:
+                    recorder.event(event)
+
+            self._record(write)
+        if not self._failure_told:
+            self._failure_told = True
+            t, index = self._now()
+            message = f"{self.record_failure}; refereeing goes on without it"
+            # not an input of the session (nothing replays it): numbered as its events are
+            events = [*events, *self.session._emit(Event(t, index, "recording_stopped", message))]
         for event in events:
             for listener in list(self._listeners):
                 listener(event)
@@ -117,6 +133,46 @@ class Game:
             self.version += 1
             self.changed.notify_all()
         return events
+
+    # -- the match file -------------------------------------------------------------------
+
+    def _record(self, write: Callable[[MatchWriter], object]) -> None:
+        """Hand something to the match file; if the file cannot be written any more, stop
+        recording (reported once, by the next :meth:`_tell`) and go on refereeing."""
+        recorder = self.recorder
+        if recorder is None:
+            return
+        try:
+            write(recorder)
+        except RecordError as exc:
+            self._stop_recording(str(exc))
+
+    def _journal(self, kind: str, args: dict[str, Any]) -> None:
+        self._record(lambda r: r.input(kind, args))
+
+    def _stop_recording(self, failure: str | None) -> None:
+        """Close the match file (what was committed stays valid); ``failure``: why it
+        stopped early, reported once."""
+        with self.lock:
+            recorder, self.recorder = self.recorder, None
+            self.session.journal = None
+            if recorder is not None:
+                try:
+                    recorder.close()
+                except RecordError as exc:
+                    failure = failure or str(exc)
+            if failure is not None and self.record_failure is None:
+                self.record_failure = failure
+                self._failure_told = False
+
+    def close_recorder(self) -> None:
+        """Finish the match file (at the end of the game); a failure to is reported as
+        one while recording is, and raises nothing."""
+        with self.lock:
+            if self.recorder is None:
+                return
+            self._stop_recording(None)
+            self._tell([])
 
     # -- frames ---------------------------------------------------------------------------
 
@@ -133,10 +189,11 @@ class Game:
             if self.auto_phase and not self.session.in_phase and self.pose is not None:
                 self.auto_phase = False
                 events += self.session.start_phase(frame.t, frame.index, side=self.session.side)
-            if self.recorder is not None:
-                due = events or self.recorder.snapshot_due(frame.t)
+            recorder = self.recorder
+            if recorder is not None:
+                due = events or recorder.snapshot_due(frame.t)
                 snapshot = self.session.snapshot() if due else None
-                self.recorder.record(frame, observation, events, snapshot)
+                self._record(lambda r: r.record(frame, observation, events, snapshot))
             return self._tell(events, recorded=True)
 
     def _apply(self, step: Step, frame: Frame) -> list[Event]:
@@ -154,8 +211,9 @@ class Game:
                 )
             except ValueError as exc:
                 raise InputError(f"step at t={step.t}: {exc}") from None
-            if self.recorder is not None:
-                self.recorder.declaration(frame.t, frame.index, d.model, d.action, d.target, d.roll)
+            self._record(
+                lambda r: r.declaration(frame.t, frame.index, d.model, d.action, d.target, d.roll)
+            )
         return events
 
     def run(self, progress: Callable[[Frame], object] | None = None) -> None:
@@ -227,8 +285,7 @@ class Game:
         """A new game on the same setup (the demo's clip looping)."""
         with self.lock:
             if self.recorder is not None:  # one match file records one game
-                self.recorder.close()
-                self.recorder = None
+                self.close_recorder()
             self.generation += 1
             self.session = self.setup.session()
             self.observer = self.setup.observer()
@@ -289,8 +346,7 @@ class Game:
         with self.lock:
             self.session.check_declaration(model, action, target, roll)
             events = self.session.declare(*self._now(), model, action, target, roll)
-            if self.recorder is not None:
-                self.recorder.declaration(*self._now(), model, action, target, roll)
+            self._record(lambda r: r.declaration(*self._now(), model, action, target, roll))
             return self._tell(events)
 
     def decide(self, event_id: int, decision: str) -> None:
@@ -300,8 +356,7 @@ class Game:
                 self.session.decide(event_id, decision)
             except ValueError as exc:
                 raise InputError(str(exc)) from None
-            if self.recorder is not None:
-                self.recorder.decision(self._now()[0], event_id, decision)
+            self._record(lambda r: r.decision(self._now()[0], event_id, decision))
             self._tell([])
 
     # -- what views show --------------------------------------------------------------------

@@ -12,8 +12,10 @@ it; an AVI file stays readable from the start up to the frames last flushed to d
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
 import queue
 import shutil
 import sqlite3
@@ -81,7 +83,11 @@ class MatchWriter:
     replaced (with its video) when ``replace`` is true and refused otherwise; any other
     existing file, at ``path`` or where the video would go, is refused, never overwritten.
     While recording, the video stops if less than ``min_free_bytes`` is left (poses and
-    events go on; ``meta.video_error`` says so).
+    events go on; ``meta.video_error`` says so). If the file cannot be written at all (the
+    disk is full, the folder was deleted or the file moved), the writer thread rolls back
+    the uncommitted second and stops: what was committed stays a valid match file (without
+    ``meta.closed``), :attr:`error` says why in one line, and the calls that follow raise
+    :class:`RecordError`; :class:`~vision.game.Game` then stops recording and referees on.
 
     ``fps`` is the nominal frame rate written in the video's header (the ``frames`` table
     has each frame's true time). Pictures are scaled to ``video_size`` (width, height;
@@ -119,6 +125,8 @@ class MatchWriter:
         self.min_free_bytes = min_free_bytes
         self._prepare(replace)
         self._create(setup, app_version, source)
+        #: The file's identity: a file deleted or moved away ends the record.
+        self._identity = _identity(self.path)
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         #: Callers may hand over from several threads; this keeps their order and counts.
         self._handing = threading.RLock()
@@ -148,7 +156,10 @@ class MatchWriter:
             if not replace:
                 when = f" (recorded {existing.created})" if existing.created else ""
                 raise InputError(f"{self.path}: already holds a match{when}; choose another name")
-        old_video = self.path.with_name(existing.video) if existing.video else None
+        # Only the video this match would have (its own name, beside it) goes with it: a
+        # name stored in the file is never trusted to say which file to delete.
+        own_video = self.path.with_suffix(VIDEO_SUFFIX)
+        old_video = own_video if existing.video == own_video.name else None
         video = self.video_path
         if video is not None and video.exists() and video != old_video:
             raise InputError(
@@ -299,11 +310,23 @@ class MatchWriter:
         """Why the writer thread stopped, if it did."""
         return self._error
 
+    @property
+    def failure(self) -> str | None:
+        """Why the writer thread stopped, as one line (``None`` while it is well)."""
+        exc = self._error
+        if exc is None:
+            return None
+        if isinstance(exc, RecordError):
+            return str(exc)
+        if isinstance(exc, OSError):
+            return f"{self.path}: {reason(exc)}"
+        return f"{self.path}: {exc}"
+
     def _put(self, item: object) -> None:
         """Hand an item to the writer thread, in order."""
         with self._handing:
             if self._error is not None:
-                raise RecordError(f"{self.path}: recording stopped: {self._error}")
+                raise RecordError(f"recording stopped: {self.failure}")
             if self._closed:
                 raise RecordError(f"{self.path}: the record is closed")
             self._queue.put(item)
@@ -327,7 +350,7 @@ class MatchWriter:
         if closing:
             self._thread.join()
         if self._error is not None:
-            raise RecordError(f"{self.path}: recording stopped: {self._error}")
+            raise RecordError(f"recording stopped: {self.failure}")
 
     def __enter__(self) -> MatchWriter:
         return self
@@ -345,11 +368,19 @@ class MatchWriter:
             self._loop(conn)
         except BaseException as exc:  # kept for the caller: the record stopped
             self._error = exc
-            log.error("%s: recording stopped: %s", self.path, exc)
+            # The caller reports it (the Game: once, as an event); logged for the record.
+            log.info("%s: recording stopped: %s", self.path, exc)
         finally:
             if self._video is not None:
-                self._video.release()
+                with contextlib.suppress(cv2.error):
+                    self._video.release()
+                self._video = None
             if conn is not None:
+                try:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")  # the committed record stays as it was
+                except sqlite3.Error:
+                    pass
                 conn.close()
 
     def _loop(self, conn: sqlite3.Connection) -> None:
@@ -373,6 +404,7 @@ class MatchWriter:
                 dirty = True
             now = time.monotonic()
             if dirty and now - last_commit >= COMMIT_S:
+                self._check_file()
                 conn.execute("COMMIT")
                 conn.execute("BEGIN")
                 dirty, last_commit = False, now
@@ -430,9 +462,21 @@ class MatchWriter:
             writer.release()
         return None
 
+    def _check_file(self) -> None:
+        """The file is still where it was: writing on into a deleted (or moved) file would
+        fill the disk with a record nobody can open."""
+        if _identity(self.path) != self._identity:
+            raise RecordError(
+                f"{self.path}: the match file was deleted or moved while it was recorded"
+            )
+
     def _check_space(self, conn: sqlite3.Connection) -> None:
         """On a disk nearly full, stop the video, so that poses and events go on."""
-        free = shutil.disk_usage(self.path.parent).free
+        self._check_file()
+        try:
+            free = shutil.disk_usage(self.path.parent).free
+        except OSError as exc:
+            raise RecordError(f"{self.path.parent}: {reason(exc)}") from None
         if free >= self.min_free_bytes or self._video is None:
             return
         self._video.release()
@@ -445,6 +489,7 @@ class MatchWriter:
 
     def _finish(self, conn: sqlite3.Connection) -> None:
         self._closed = True  # also when the program ended without close()
+        self._check_file()
         if self._video is not None:
             self._video.release()
             self._video = None
@@ -459,3 +504,12 @@ class MatchWriter:
         )
         conn.execute("COMMIT")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """The file's device and inode, ``None`` if it is gone."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
