@@ -8,6 +8,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from rules.values import cut
+
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -22,7 +24,8 @@ def field_path(loc: tuple[int | str, ...]) -> str:
         if isinstance(part, int):
             out += f"[{part}]"
         else:
-            out += f".{part}" if out else str(part)
+            name = part if part.isidentifier() and len(part) <= 40 else cut(part)
+            out += f".{name}" if out else name
     return out or "(top level)"
 
 
@@ -39,6 +42,27 @@ def _allowed_keys(schema: type[BaseModel], loc: tuple[int | str, ...]) -> list[s
     return sorted(getattr(model, "model_fields", {}))
 
 
+def _written(schema: type[BaseModel], loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
+    """The location as the user wrote it: without the validators' names and the tags that
+    tagged unions (a base's ``shape``) add."""
+    out: list[int | str] = []
+    model: Any = schema
+    tagged = False
+    for part in loc:
+        if isinstance(part, str) and part.startswith("function-"):
+            continue
+        if tagged:
+            tagged = False
+            continue
+        out.append(part)
+        if isinstance(part, int) or model is None:
+            continue
+        field = getattr(model, "model_fields", {}).get(part)
+        model = None if field is None else _model_of(field.annotation)
+        tagged = field is not None and field.discriminator is not None
+    return tuple(out)
+
+
 def _model_of(annotation: Any) -> Any:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
@@ -52,9 +76,7 @@ def _model_of(annotation: Any) -> Any:
 def from_validation(source: str, schema: type[BaseModel], exc: ValidationError) -> InputError:
     """The first problem pydantic found, as one line: ``source: field: what, got what``."""
     err = exc.errors()[0]
-    loc = tuple(err["loc"])
-    # Tagged unions add the tag to the location; the user never wrote it.
-    loc = tuple(p for p in loc if not (isinstance(p, str) and p.startswith("function-")))
+    loc = _written(schema, tuple(err["loc"]))
     kind = err["type"]
     if kind == "extra_forbidden":
         allowed = _allowed_keys(schema, loc[:-1])
@@ -63,25 +85,43 @@ def from_validation(source: str, schema: type[BaseModel], exc: ValidationError) 
     if kind == "missing":
         return InputError(f"{source}: {field_path(loc)}: required key is missing")
     message = err["msg"].removeprefix("Value error, ")
-    return InputError(f"{source}: {field_path(loc)}: {message}, got {err.get('input')!r}")
+    return InputError(f"{source}: {field_path(loc)}: {message}, got {cut(err.get('input'))}")
 
 
 def read_toml(path: Path) -> dict[str, Any]:
     """A TOML file as a dict; a missing or malformed file is one ``InputError`` line."""
+    text = read_text(path, "a TOML file")
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not UTF-8 text (a TOML file)") from None
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{path}: not valid TOML: nested too deeply") from None
+    except ValueError as exc:  # an integer of more than 4300 digits
+        raise InputError(f"{path}: not valid TOML: {str(exc).split(';')[0]}") from None
+
+
+def read_text(path: Path, kind: str) -> str:
+    """A file's UTF-8 text; a missing, unreadable (a folder, say) or binary file is one
+    ``InputError`` line (``kind`` says what it should be: "a TOML file")."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a folder, expected {kind}") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text ({kind})") from None
 
 
 def validate(path: Path, schema: type[M], data: object) -> M:
     """``data`` checked against ``schema``; the first problem is one ``InputError`` line."""
     try:
         return schema.model_validate(data)
+    except RecursionError:
+        raise InputError(f"{path}: nested too deeply") from None
     except ValidationError as exc:
         raise from_validation(str(path), schema, exc) from None
 
@@ -89,3 +129,15 @@ def validate(path: Path, schema: type[M], data: object) -> M:
 def load_toml(path: Path, schema: type[M]) -> M:
     """A TOML file read and validated completely, or one line saying what is wrong."""
     return validate(path, schema, read_toml(path))
+
+
+def check_unique(source: str, key: str, values: list[Any], field: str = "id") -> None:
+    """Each value once: a second one is one line naming both entries,
+    ``roster.toml: models[4].id: 'krotos' is also models[1].id``."""
+    first: dict[Any, int] = {}
+    for i, value in enumerate(values):
+        if value in first:
+            raise InputError(
+                f"{source}: {key}[{i}].{field}: {cut(value)} is also {key}[{first[value]}].{field}"
+            )
+        first[value] = i
