@@ -10,18 +10,32 @@ import json
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError
 from shapely.geometry import Polygon
 
 from rules.declaration import DeclarationError, check_roll, check_target
-from rules.errors import InputError, from_validation
+from rules.errors import InputError, check_unique, from_validation, read_text
 from rules.geometry import Base, Pose
 from rules.ruleset import Ruleset, load_ruleset
 from rules.scene import Model, Scene, Table, Terrain
 from rules.squares import Grid
-
-Inches = Annotated[float, Field(ge=0)]
-Mm = Annotated[float, Field(gt=0)]
+from rules.values import (
+    MAX_ENTRIES,
+    MAX_SQUARES,
+    Coordinate,
+    Corner,
+    Corners,
+    Count,
+    Degrees,
+    Distance,
+    GridSquare,
+    Id,
+    Keywords,
+    Mm,
+    Roll,
+    TableSide,
+    Uncertainty,
+)
 
 
 class _Strict(BaseModel):
@@ -41,76 +55,86 @@ class OvalBase(_Strict):
 
 
 class PoseIn(_Strict):
-    x: float
-    y: float
-    heading: float = 0.0
-    z: Inches = 0.0
+    x: Coordinate
+    y: Coordinate
+    heading: Degrees = 0.0
+    z: Distance = 0.0
 
 
 class TableIn(_Strict):
-    width: Annotated[float, Field(gt=0)]
-    depth: Annotated[float, Field(gt=0)]
+    width: TableSide
+    depth: TableSide
+
+
+def valid_polygon(value: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """A footprint: at least 3 corners in order, its edges not crossing."""
+    if len(value) < 3:
+        raise ValueError("expected at least 3 [x, y] corners")
+    poly = Polygon(value)
+    if not poly.is_valid or poly.area <= 0:
+        raise ValueError("expected a simple polygon (corners in order, edges not crossing)")
+    return value
 
 
 class TerrainIn(_Strict):
-    id: str
-    polygon: list[tuple[float, float]]
-    height: Inches = 0.0
-    keywords: list[str] = []
-
-    @field_validator("polygon")
-    @classmethod
-    def _valid_polygon(cls, value: list[tuple[float, float]]) -> list[tuple[float, float]]:
-        if len(value) < 3:
-            raise ValueError("expected at least 3 [x, y] corners")
-        poly = Polygon(value)
-        if not poly.is_valid or poly.area <= 0:
-            raise ValueError("expected a simple polygon (corners in order, edges not crossing)")
-        return value
+    id: Id
+    polygon: Annotated[Corners, AfterValidator(valid_polygon)]
+    height: Distance = 0.0
+    keywords: Keywords = []
 
 
 class GridIn(_Strict):
     """Where a game's squares lie: a square corner's table position, rotation, side."""
 
-    square_in: Annotated[float, Field(gt=0)] = 1.0
-    origin: tuple[float, float] = (0.0, 0.0)
-    angle: float = 0.0
+    square_in: GridSquare = 1.0
+    origin: Corner = (0.0, 0.0)
+    angle: Degrees = 0.0
 
 
 class RunIn(_Strict):
     """A run: the Athletics check result, and how many extra squares it was made for."""
 
-    check: int
-    extra: Annotated[int, Field(ge=1)] = 1
+    check: Count
+    extra: Annotated[int, Strict(), Field(ge=1, le=1000)] = 1
 
 
 class ModelIn(_Strict):
     note: str = ""
-    id: str
-    side: str
-    unit: str | None = None
+    id: Id
+    side: Id
+    unit: Id | None = None
     base: Annotated[RoundBase | OvalBase, Field(discriminator="shape")]
-    movement: Inches
-    keywords: list[str] = []
-    status: list[str] = []
+    movement: Distance
+    keywords: Keywords = []
+    status: Keywords = []
     start: PoseIn
     end: PoseIn | None = None
-    action: str = "move"
-    target: str | None = None
-    roll: int | None = None
-    ooc: Annotated[int, Field(ge=0)] = 0
+    action: Id = "move"
+    target: Id | None = None
+    roll: Roll | None = None
+    ooc: Count = 0
     run: RunIn | None = None
-    uncertainty: Inches = 0.0
+    uncertainty: Uncertainty = 0.0
 
 
 class ScenarioIn(_Strict):
     description: str = ""
-    game: str
+    game: Id
     table: TableIn
-    terrain: list[TerrainIn] = []
-    tolerance: Inches = 0.05
+    terrain: Annotated[list[TerrainIn], Field(max_length=MAX_ENTRIES)] = []
+    tolerance: Distance = 0.05
     grid: GridIn | None = None
-    models: list[ModelIn]
+    models: Annotated[list[ModelIn], Field(max_length=MAX_ENTRIES)]
+
+
+def check_grid(source: str, grid: Grid, width_in: float, depth_in: float) -> None:
+    """A grid of more than ``MAX_SQUARES`` squares over the table, as one line."""
+    squares = grid.squares_over(width_in, depth_in)
+    if squares > MAX_SQUARES:
+        raise InputError(
+            f"{source}: grid.square_in: expected at most {MAX_SQUARES} squares over the "
+            f"table, got {squares} of {grid.square_in} in"
+        )
 
 
 def base_of(spec: RoundBase | OvalBase) -> Base:
@@ -137,8 +161,14 @@ class Scenario:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(f"{source}: not valid JSON: {exc}") from None
+        except RecursionError:
+            raise InputError(f"{source}: not valid JSON: nested too deeply") from None
+        except ValueError as exc:  # an integer of more than 4300 digits
+            raise InputError(f"{source}: not valid JSON: {str(exc).split(';')[0]}") from None
         try:
             spec = ScenarioIn.model_validate(data)
+        except RecursionError:
+            raise InputError(f"{source}: nested too deeply") from None
         except ValidationError as exc:
             raise from_validation(source, ScenarioIn, exc) from None
         try:
@@ -149,18 +179,14 @@ class Scenario:
 
     @classmethod
     def from_file(cls, path: Path) -> Scenario:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"{path}: cannot read: {exc.strerror}") from None
-        except UnicodeDecodeError:
-            raise InputError(f"{path}: not UTF-8 text (a scenario is a JSON file)") from None
-        return cls.from_json(text, str(path))
+        return cls.from_json(read_text(path, "a scenario is a JSON file"), str(path))
 
 
 def _scene(spec: ScenarioIn, ruleset: Ruleset, source: str) -> Scene:
     """The scene a validated scenario describes, once its models make sense together."""
     ids = [m.id for m in spec.models]
+    check_unique(source, "models", ids)
+    check_unique(source, "terrain", [t.id for t in spec.terrain])
     for i, m in enumerate(spec.models):
         where = f"{source}: models[{i}]"
         _check_ids(m, ids, where)
@@ -174,15 +200,14 @@ def _scene(spec: ScenarioIn, ruleset: Ruleset, source: str) -> Scene:
     if ruleset.grid is not None:
         g = spec.grid or GridIn(square_in=ruleset.grid.square_in)
         grid = Grid(g.square_in, g.origin, g.angle)
+        check_grid(source, grid, spec.table.width, spec.table.depth)
     elif spec.grid is not None:
         raise InputError(f"{source}: grid: {ruleset.name} is not played on a square grid")
     return Scene(Table(spec.table.width, spec.table.depth), models, terrain, spec.tolerance, grid)
 
 
 def _check_ids(m: ModelIn, ids: list[str], where: str) -> None:
-    """A model id used twice, or a target that is none of the scenario's models."""
-    if ids.count(m.id) > 1:
-        raise InputError(f"{where}.id: model ids must be unique, got {m.id!r} twice")
+    """A target that is none of the scenario's models."""
     if m.target is not None and m.target not in ids:
         raise InputError(f"{where}.target: expected one of the model ids, got {m.target!r}")
 

@@ -45,6 +45,15 @@ class Grid:
         y = self.origin[1] + self.square_in * (u * math.sin(a) + v * math.cos(a))
         return x, y
 
+    def squares_over(self, width_in: float, depth_in: float) -> int:
+        """How many squares the grid's box over a table of this size holds (what a deck
+        map of it allocates)."""
+        corners = [self.to_grid(x, y) for x in (0, width_in) for y in (0, depth_in)]
+        us, vs = [u for u, _ in corners], [v for _, v in corners]
+        columns = math.ceil(max(us)) - math.floor(min(us))
+        rows = math.ceil(max(vs)) - math.floor(min(vs))
+        return int(columns * rows)
+
     def square_of(self, x: float, y: float) -> Square:
         u, v = self.to_grid(x, y)
         return math.floor(u), math.floor(v)
