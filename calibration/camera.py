@@ -19,10 +19,11 @@ from typing import Annotated
 
 import cv2
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict
 
 from calibration.dictionaries import dictionary_id
 from rules.errors import InputError, load_toml, read_toml, validate
+from rules.values import Mm, Pixels
 
 #: Views blurrier than this (variance of the Laplacian over the board) are rejected: sharp
 #: photos of a board measure in the thousands, a Gaussian blur of 1.3 px about 150.
@@ -40,11 +41,11 @@ class _Strict(BaseModel):
 class BoardSpec(_Strict):
     """A ChArUco board in OpenCV's current layout."""
 
-    squares_x: Annotated[int, Field(ge=3)]
-    squares_y: Annotated[int, Field(ge=3)]
-    square_mm: Annotated[float, Field(gt=0)]
-    marker_mm: Annotated[float, Field(gt=0)]
-    dictionary: str = "6x6_250"
+    squares_x: Annotated[int, Strict(), Field(ge=3, le=100)]
+    squares_y: Annotated[int, Strict(), Field(ge=3, le=100)]
+    square_mm: Mm
+    marker_mm: Mm
+    dictionary: Annotated[str, Strict(), Field(max_length=40)] = "6x6_250"
 
     def board(self) -> cv2.aruco.CharucoBoard:
         return cv2.aruco.CharucoBoard(
@@ -67,13 +68,25 @@ class BoardSpec(_Strict):
         return spec
 
 
+#: How many distortion terms OpenCV's lens model takes.
+DIST_TERMS = (4, 5, 8, 12, 14)
+#: A camera matrix entry, pixels: finite and within a million.
+_Px = Annotated[float, Strict(), Field(ge=-1e6, le=1e6, allow_inf_nan=False)]
+#: A distortion coefficient: finite and within a thousand.
+_Coefficient = Annotated[float, Strict(), Field(ge=-1e3, le=1e3, allow_inf_nan=False)]
+
+
+def _dist_terms(value: list[float]) -> list[float]:
+    if len(value) not in DIST_TERMS:
+        raise ValueError(f"expected 4, 5, 8, 12 or 14 distortion terms, not {len(value)}")
+    return value
+
+
 class _CameraFile(_Strict):
-    image_size: tuple[Annotated[int, Field(gt=0)], Annotated[int, Field(gt=0)]]
-    camera_matrix: tuple[
-        tuple[float, float, float], tuple[float, float, float], tuple[float, float, float]
-    ]
-    dist_coeffs: list[float]
-    rms_px: float | None = None
+    image_size: tuple[Pixels, Pixels]
+    camera_matrix: tuple[tuple[_Px, _Px, _Px], tuple[_Px, _Px, _Px], tuple[_Px, _Px, _Px]]
+    dist_coeffs: Annotated[list[_Coefficient], AfterValidator(_dist_terms)]
+    rms_px: Annotated[float, Strict(), Field(ge=0, le=1e6, allow_inf_nan=False)] | None = None
     board: BoardSpec | None = None
 
 
@@ -92,7 +105,10 @@ class CameraModel:
         spec = load_toml(path, _CameraFile)
         k = np.asarray(spec.camera_matrix, dtype=float)
         if k[0, 0] <= 0 or k[1, 1] <= 0:
-            raise InputError(f"{path}: camera_matrix: focal lengths must be positive, got {k}")
+            raise InputError(
+                f"{path}: camera_matrix: focal lengths must be positive, "
+                f"got fx {k[0, 0]} and fy {k[1, 1]}"
+            )
         return cls(
             (spec.image_size[0], spec.image_size[1]),
             k,

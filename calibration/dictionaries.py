@@ -27,3 +27,19 @@ def dictionary_id(name: str) -> int:
         known = ", ".join(sorted(DICTIONARIES))
         raise DictionaryError(f"unknown ArUco dictionary {name!r}; valid names: {known}")
     return DICTIONARIES[key]
+
+
+def dictionary_size(name: str) -> int:
+    """How many markers the dictionary called ``name`` has: its ids are 0 to size - 1.
+
+    >>> dictionary_size("4x4_50")
+    50
+    """
+    return int(cv2.aruco.getPredefinedDictionary(dictionary_id(name)).bytesList.shape[0])
+
+
+def check_marker(name: str, marker: int) -> None:
+    """A ``DictionaryError`` when ``marker`` is no marker of the dictionary ``name``."""
+    size = dictionary_size(name)
+    if not 0 <= marker < size:
+        raise DictionaryError(f"expected a marker of {name} (0 to {size - 1}), got {marker}")

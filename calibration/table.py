@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Annotated
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, Strict
 
-from calibration.dictionaries import dictionary_id
+from calibration.dictionaries import DictionaryError, check_marker, dictionary_id
 from rules.errors import InputError, load_toml
-from rules.scenario import GridIn
+from rules.scenario import GridIn, check_grid
+from rules.squares import Grid
+from rules.values import MAX_ENTRIES, Coordinate, Degrees, MarkerId, Mm, TableSide
 
 MM_PER_IN = 25.4
 
@@ -30,45 +32,54 @@ class _Strict(BaseModel):
 class Anchor(_Strict):
     """A marker fixed to the table at a known place."""
 
-    id: Annotated[int, Field(ge=0)]
-    x_in: float
-    y_in: float
-    size_mm: Annotated[float, Field(gt=0)]
-    heading: float = 0.0
+    id: MarkerId
+    x_in: Coordinate
+    y_in: Coordinate
+    size_mm: Mm
+    heading: Degrees = 0.0
 
 
 class TableKeys(_Strict):
     """``[table]`` in ``table.toml``."""
 
-    width_in: Annotated[float, Field(gt=0)]
-    depth_in: Annotated[float, Field(gt=0)]
-    dictionary: str
+    width_in: TableSide
+    depth_in: TableSide
+    dictionary: Annotated[str, Strict(), Field(max_length=40)]
 
 
 class TableSpec(_Strict):
     """``table.toml``: the table's size, its markers' dictionary and its anchors."""
 
     table: TableKeys
-    anchors: list[Anchor]
+    anchors: Annotated[list[Anchor], Field(max_length=MAX_ENTRIES)]
     #: Square-grid games (Battlestations): where the printed deck's squares lie.
     grid: GridIn | None = None
 
     @classmethod
     def from_toml(cls, path: Path) -> TableSpec:
         spec = load_toml(path, cls)
+        dictionary = spec.table.dictionary
         try:
-            dictionary_id(spec.table.dictionary)
+            dictionary_id(dictionary)
         except ValueError as exc:
             raise InputError(f"{path}: table.dictionary: {exc}") from None
-        seen: set[int] = set()
+        first: dict[int, int] = {}
         for i, a in enumerate(spec.anchors):
-            if a.id in seen:
+            if a.id in first:
                 raise InputError(
-                    f"{path}: anchors[{i}].id: anchor ids must differ, got {a.id} twice"
+                    f"{path}: anchors[{i}].id: anchor ids must differ, got {a.id} twice "
+                    f"(also anchors[{first[a.id]}].id)"
                 )
-            seen.add(a.id)
+            first[a.id] = i
+            try:
+                check_marker(dictionary, a.id)
+            except DictionaryError as exc:
+                raise InputError(f"{path}: anchors[{i}].id: {exc}") from None
         if not spec.anchors:
             raise InputError(f"{path}: anchors: expected at least one [[anchors]] entry")
+        if spec.grid is not None:
+            grid = Grid(spec.grid.square_in, spec.grid.origin, spec.grid.angle)
+            check_grid(str(path), grid, spec.table.width_in, spec.table.depth_in)
         return spec
 
     def anchor_corners_in(self) -> dict[int, np.ndarray]:
