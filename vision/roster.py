@@ -12,16 +12,28 @@ the marker's frame (+x towards the marker's top edge, +y to its left).
 
 from __future__ import annotations
 
+from collections.abc import Set
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-from shapely.geometry import Polygon
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from rules.errors import InputError, load_toml
+from calibration.dictionaries import DictionaryError, check_marker
+from rules.errors import InputError, check_unique, load_toml
 from rules.geometry import Pose
-from rules.scenario import OvalBase, RoundBase, base_of
+from rules.scenario import OvalBase, RoundBase, base_of, valid_polygon
 from rules.scene import Model
+from rules.values import (
+    MAX_ENTRIES,
+    Corners,
+    Distance,
+    Id,
+    Keywords,
+    MarkerId,
+    Mm,
+    MmHeight,
+    MmOffset,
+)
 
 
 class _Strict(BaseModel):
@@ -29,64 +41,75 @@ class _Strict(BaseModel):
 
 
 class RosterModel(_Strict):
-    id: str
-    side: str
-    unit: str | None = None
+    id: Id
+    side: Id
+    unit: Id | None = None
     base: Annotated[RoundBase | OvalBase, Field(discriminator="shape")]
-    movement: Annotated[float, Field(ge=0)]
-    keywords: list[str] = []
-    status: list[str] = []
-    marker: Annotated[int, Field(ge=0)]
-    marker_size_mm: Annotated[float, Field(gt=0)]
-    marker_height_mm: Annotated[float, Field(ge=0)] = 4.0
-    marker_offset_mm: tuple[float, float] = (0.0, 0.0)
+    movement: Distance
+    keywords: Keywords = []
+    status: Keywords = []
+    marker: MarkerId
+    marker_size_mm: Mm
+    marker_height_mm: MmHeight = 4.0
+    marker_offset_mm: tuple[MmOffset, MmOffset] = (0.0, 0.0)
 
 
 class TerrainPiece(_Strict):
-    id: str
-    marker: Annotated[int, Field(ge=0)]
-    marker_size_mm: Annotated[float, Field(gt=0)]
-    marker_height_mm: Annotated[float, Field(ge=0)] = 0.0
-    polygon: list[tuple[float, float]]
-    height: Annotated[float, Field(ge=0)] = 0.0
-    keywords: list[str] = []
-
-    @field_validator("polygon")
-    @classmethod
-    def _valid_polygon(cls, value: list[tuple[float, float]]) -> list[tuple[float, float]]:
-        if len(value) < 3 or not Polygon(value).is_valid or Polygon(value).area <= 0:
-            raise ValueError("expected a simple polygon of at least 3 [x, y] corners")
-        return value
+    id: Id
+    marker: MarkerId
+    marker_size_mm: Mm
+    marker_height_mm: MmHeight = 0.0
+    polygon: Annotated[Corners, AfterValidator(valid_polygon)]
+    height: Distance = 0.0
+    keywords: Keywords = []
 
 
 class _RosterFile(_Strict):
-    models: list[RosterModel]
+    models: Annotated[list[RosterModel], Field(max_length=MAX_ENTRIES)]
 
 
 class _TerrainFile(_Strict):
-    terrain: list[TerrainPiece]
+    terrain: Annotated[list[TerrainPiece], Field(max_length=MAX_ENTRIES)]
 
 
-def _unique_markers(path: Path, key: str, markers: list[int], taken: set[int]) -> None:
-    """Each marker id once, and none that the table's anchors (or others) already use."""
-    used = set(taken)
+def check_markers(
+    path: Path, key: str, markers: list[int], taken: Set[int], dictionary: str | None
+) -> None:
+    """Each marker id once, none that the table's anchors (or others) already use, and
+    each one a marker of the table's ``dictionary`` (when it is known)."""
+    first: dict[int, int] = {}
     for i, m in enumerate(markers):
-        if m in used:
-            raise InputError(f"{path}: {key}[{i}].marker: marker {m} is used twice")
-        used.add(m)
+        where = f"{path}: {key}[{i}].marker: marker {m} is used twice"
+        if m in first:
+            raise InputError(f"{where} (also {key}[{first[m]}].marker)")
+        if m in taken:
+            raise InputError(f"{where} (an anchor or a model already carries it)")
+        first[m] = i
+        if dictionary is not None:
+            try:
+                check_marker(dictionary, m)
+            except DictionaryError as exc:
+                raise InputError(f"{path}: {key}[{i}].marker: {exc}") from None
 
 
-def load_roster(path: Path, taken: set[int] = frozenset()) -> list[RosterModel]:  # type: ignore[assignment]
-    """The models of ``roster.toml``; ``taken`` are marker ids already in use (anchors)."""
+def load_roster(
+    path: Path, taken: Set[int] = frozenset(), dictionary: str | None = None
+) -> list[RosterModel]:
+    """The models of ``roster.toml``; ``taken`` are marker ids already in use (anchors),
+    ``dictionary`` the table's (its markers are the only ones a model may carry)."""
     roster = load_toml(path, _RosterFile)
-    _unique_markers(path, "models", [m.marker for m in roster.models], set(taken))
+    check_unique(str(path), "models", [m.id for m in roster.models])
+    check_markers(path, "models", [m.marker for m in roster.models], taken, dictionary)
     return roster.models
 
 
-def load_terrain(path: Path, taken: set[int] = frozenset()) -> list[TerrainPiece]:  # type: ignore[assignment]
+def load_terrain(
+    path: Path, taken: Set[int] = frozenset(), dictionary: str | None = None
+) -> list[TerrainPiece]:
     """The pieces of ``terrain.toml``; ``taken`` are marker ids already in use."""
     terrain = load_toml(path, _TerrainFile)
-    _unique_markers(path, "terrain", [t.marker for t in terrain.terrain], set(taken))
+    check_unique(str(path), "terrain", [t.id for t in terrain.terrain])
+    check_markers(path, "terrain", [t.marker for t in terrain.terrain], taken, dictionary)
     return terrain.terrain
 
 

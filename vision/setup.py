@@ -76,8 +76,9 @@ def load_table_files(
     (anchors first); an :class:`InputError` names the bad file and field."""
     table = TableSpec.from_toml(table_path)
     anchors = {a.id for a in table.anchors}
-    roster = load_roster(roster_path, anchors) if roster_path else []
+    dictionary = table.table.dictionary
+    roster = load_roster(roster_path, anchors, dictionary) if roster_path else []
     taken = anchors | {m.marker for m in roster}
-    terrain = load_terrain(terrain_path, taken) if terrain_path else []
+    terrain = load_terrain(terrain_path, taken, dictionary) if terrain_path else []
     camera = CameraModel.from_toml(camera_path) if camera_path else None
     return table, roster, terrain, camera
