@@ -1,6 +1,7 @@
 """The JSON bodies the controls take, checked whole before anything is done: an unknown
 key, a wrong type or a value out of range is a 400 naming the field (and, for a choice,
-what is allowed)."""
+what is allowed). Ids, turns, rolls and times are the value types of :mod:`rules.values`,
+checked as the files that say the same things are."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import TypeVar
 from flask import request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rules.values import Id, Roll, Seconds, Turn, cut
 from webui.errors import ApiError
 
 
@@ -18,15 +20,15 @@ class Body(BaseModel):
 
 class PhaseBody(Body):
     action: str = Field(pattern="^(start|end|next_turn|side)$")
-    side: str | None = None
-    turn: int | None = Field(None, ge=1)
+    side: Id | None = None
+    turn: Turn | None = None
 
 
 class DeclareBody(Body):
-    model: str
-    action: str | None = None
-    target: str | None = None
-    roll: int | None = None
+    model: Id
+    action: Id | None = None
+    target: Id | None = None
+    roll: Roll | None = None
 
 
 class FlagBody(Body):
@@ -34,7 +36,7 @@ class FlagBody(Body):
 
 
 class SeekBody(Body):
-    t: float = Field(strict=True)
+    t: Seconds
 
 
 B = TypeVar("B", bound=Body)
@@ -49,8 +51,10 @@ def body(kind: type[B]) -> B:
         return kind.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or "body"
-        raise ApiError(400, f"{field}: {err['msg']}{_allowed(kind, field)}", field) from None
+        loc = [str(p) for p in err["loc"] if not str(p).startswith("function-")]
+        field = ".".join(p if p.isidentifier() else cut(p) for p in loc) or "body"
+        message = err["msg"].removeprefix("Value error, ")
+        raise ApiError(400, f"{field}: {message}{_allowed(kind, field)}", field) from None
 
 
 def _allowed(kind: type[Body], field: str) -> str:
