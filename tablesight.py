@@ -664,16 +664,18 @@ def _setup(
     type=click.Path(path_type=Path),
     help="JSON: the file; CSV: the stem of <stem>-events.csv and <stem>-tracks.csv.",
 )
-def export(match: Path, fmt: str, output: Path | None) -> None:
+@click.option("--force", is_flag=True, help="Replace output files that exist.")
+def export(match: Path, fmt: str, output: Path | None, force: bool) -> None:
     """Export a MATCH file's events and per-model tracks as JSON or CSV.
 
-    The formats are versioned and documented in docs/match-format.md.
+    The formats are versioned and documented in docs/match-format.md. The match file is
+    never written over; existing outputs are replaced only with --force.
     """
     from rules.errors import InputError
     from vision.match.export import export as export_match
 
     try:
-        written = export_match(match, fmt, output)  # type: ignore[arg-type]
+        written = export_match(match, fmt, output, force=force)  # type: ignore[arg-type]
     except InputError as exc:
         fail(str(exc))
     for path in written:

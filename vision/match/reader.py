@@ -4,21 +4,28 @@ file is still being written or after the program that wrote it was killed.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, get_args
+
+from pydantic import ValidationError
 
 from rules.errors import InputError
-from rules.session import Event
+from rules.session import INPUTS, Event, EventKind
+from rules.verdict import RuleName
 from vision.match.schema import (
     EVENT_COLUMNS,
     EVENT_FIELDS,
     INSERT_EVENT,
     SCHEMA_VERSION,
+    STATES,
+    VIDEO_SUFFIX,
     camera_from_dict,
     connect,
     event_row,
@@ -83,6 +90,172 @@ class Moment:
     events: list[Event]
 
 
+#: Every value read from a match file is checked like a config file's: a crafted or damaged
+#: file is one :class:`InputError` line naming the file and the field, never a traceback,
+#: and never names a file to touch. Rows are checked in SQL when the file is opened.
+_NUMBER = "typeof({c}) IN ('integer', 'real') AND abs({c}) < 1e300"
+_INTEGER = "typeof({c}) = 'integer'"
+_TEXT = "typeof({c}) = 'text'"
+_JSON_OBJECT = "typeof({c}) = 'text' AND json_valid({c}) AND json_type({c}) = 'object'"
+
+
+def _one_of(values: Sequence[str]) -> str:
+    return "{c} IN (" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + ")"
+
+
+def _or_null(check: str) -> str:
+    return "({c} IS NULL OR " + check + ")"
+
+
+#: Each table's columns and what they must hold (SQL over ``{c}``, the column).
+ROW_CHECKS: dict[str, tuple[str, dict[str, str]]] = {
+    "frames": (
+        "id",
+        {
+            "t": _NUMBER,
+            "source_index": _INTEGER,
+            "video_frame": _or_null(_INTEGER + " AND {c} >= 0"),
+        },
+    ),
+    "poses": (
+        "frame",
+        {
+            "frame": _INTEGER,
+            "model": _TEXT,
+            "x_in": _NUMBER,
+            "y_in": _NUMBER,
+            "heading_deg": _NUMBER,
+            "sigma_in": _NUMBER,
+            "state": _one_of(STATES),
+        },
+    ),
+    "revisions": ("revision", {"revision": _INTEGER, "created": _TEXT, "note": _TEXT}),
+    "events": (
+        "id",
+        {
+            "revision": _INTEGER,
+            "id": _INTEGER + " AND {c} >= 0",
+            "t": _NUMBER,
+            "frame": _INTEGER,
+            "kind": _one_of(get_args(EventKind)),
+            "message": _TEXT,
+            "rule": _or_null(_one_of(get_args(RuleName))),
+            "model": _or_null(_TEXT),
+            "other": _or_null(_TEXT),
+            "measured": _or_null(_NUMBER),
+            '"limit"': _or_null(_NUMBER),
+            "uncertainty": _or_null(_NUMBER),
+        },
+    ),
+    "snapshots": ("id", {"t": _NUMBER, "frame": _INTEGER, "state": _JSON_OBJECT}),
+    "declarations": (
+        "id",
+        {
+            "t": _NUMBER,
+            "frame": _INTEGER,
+            "model": _TEXT,
+            "action": _or_null(_TEXT),
+            "target": _or_null(_TEXT),
+            "roll": _or_null(_INTEGER),
+        },
+    ),
+    "decisions": (
+        "id",
+        {"t": _NUMBER, "event_id": _INTEGER, "decision": _one_of(("accept", "dismiss"))},
+    ),
+    "inputs": ("id", {"kind": _one_of(INPUTS), "args": _JSON_OBJECT}),
+}
+
+
+def check_rows(conn: sqlite3.Connection, path: Path) -> None:
+    """Every row of every table holds what the format says (types, kinds, JSON objects);
+    the first that does not is one :class:`InputError` line naming its table, row and
+    column."""
+    for table, (key, columns) in ROW_CHECKS.items():
+        for column, check in columns.items():
+            bad = check.format(c=column)
+            row = conn.execute(
+                f"SELECT {key}, quote({column}) FROM {table} WHERE NOT coalesce({bad}, 0) LIMIT 1"
+            ).fetchone()
+            if row is not None:
+                raise InputError(
+                    f"{path}: {table} {key} {row[0]}: {column.strip(chr(34))}: not valid "
+                    f"({_short(row[1])})"
+                )
+
+
+def _short(text: object) -> str:
+    text = str(text)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_video_name(path: Path, name: object) -> str | None:
+    """``meta.video``: ``None``, or a plain file name beside the match ending in ``.avi``."""
+    if name is None:
+        return None
+    if (
+        not isinstance(name, str)
+        or name in ("", ".", "..")
+        or any(c in name for c in "/\\\0")
+        or Path(name).name != name
+        or not name.endswith(VIDEO_SUFFIX)
+        or len(name) <= len(VIDEO_SUFFIX)
+    ):
+        raise InputError(
+            f"{path}: meta video: expected null or a file name beside it ending in "
+            f"{VIDEO_SUFFIX}, got {_short(json.dumps(name))}"
+        )
+    return name
+
+
+def check_meta(path: Path, meta: dict[str, Any]) -> None:
+    """The scalar ``meta`` keys a reader uses before any setup is rebuilt."""
+
+    def bad(key: str, expected: str) -> InputError:
+        return InputError(
+            f"{path}: meta {key}: expected {expected}, got {_short(json.dumps(meta[key]))}"
+        )
+
+    schema = meta.get("schema")
+    if "schema" in meta and (type(schema) is not int or not 1 <= schema <= SCHEMA_VERSION):
+        raise bad("schema", f"a version from 1 to {SCHEMA_VERSION}")
+    if "game" in meta and (not isinstance(meta["game"], str) or not meta["game"]):
+        raise bad("game", "the game's name")
+    fps = meta.get("fps")
+    if fps is not None and (
+        type(fps) not in (int, float) or not math.isfinite(fps) or not 0 < fps <= 1000
+    ):
+        raise bad("fps", "a frame rate from 0 to 1000")
+    check_video_name(path, meta.get("video"))
+    roster = meta.get("roster", [])
+    if not isinstance(roster, list) or not all(
+        isinstance(m, dict) and isinstance(m.get("id"), str) for m in roster
+    ):
+        raise bad("roster", "a list of models, each with an id")
+    for key in ("table", "ruleset", "camera"):
+        if meta.get(key) is not None and not isinstance(meta[key], dict):
+            raise bad(key, "an object")
+    if not isinstance(meta.get("terrain", []), list):
+        raise bad("terrain", "a list of pieces")
+
+
+@contextlib.contextmanager
+def untrusted(path: Path, what: str) -> Iterator[None]:
+    """Values from the match file at work: any failure to make sense of them is the file's,
+    one :class:`InputError` line naming the file and ``what`` was read."""
+    try:
+        yield
+    except InputError:
+        raise
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InputError(f"{path}: {what}{': ' + where if where else ''}: {first['msg']}") from None
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        detail = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise InputError(f"{path}: {what}: not valid ({_short(detail)})") from None
+
+
 def _event_dict(row: Sequence[Any]) -> dict[str, object]:
     revision, *fields = row
     out = Event(**dict(zip(EVENT_FIELDS, fields, strict=True))).to_dict()
@@ -95,10 +268,12 @@ class Match:
 
     A file at an older schema version is migrated first (which needs it to be writable);
     a file from a newer TableSight, or anything but a match file, is one
-    :class:`InputError` line. Safe to share between threads.
+    :class:`InputError` line. Safe to share between threads. ``untouched``: a finished
+    match is read as it is, leaving no ``-wal``/``-shm`` file beside it (see
+    :func:`~vision.match.schema.connect`; later writes are not seen).
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, untouched: bool = False) -> None:
         self.path = Path(path)
         if not self.path.exists():
             raise InputError(f"{self.path}: no such file")
@@ -118,8 +293,15 @@ class Match:
                     f"{self.path}: format version {existing.version} needs upgrading to "
                     f"{SCHEMA_VERSION} and the file cannot be written: {exc}"
                 ) from None
-        self._conn = connect(self.path, read_only=True)
+        self._conn = connect(self.path, read_only=True, untouched=untouched)
         self._lock = threading.Lock()
+        try:
+            with untrusted(self.path, "meta"):
+                check_meta(self.path, self.meta)
+            check_rows(self._conn, self.path)
+        except BaseException:
+            self._conn.close()
+            raise
 
     def close(self) -> None:
         self._conn.close()
@@ -143,14 +325,18 @@ class Match:
     @property
     def meta(self) -> dict[str, Any]:
         """``meta`` as JSON values: format, schema, app version, game, ruleset, table, ..."""
-        return {k: json.loads(v) for k, v in self._all("SELECT key, value FROM meta")}
+        out = {}
+        for key, value in self._all("SELECT key, value FROM meta"):
+            with untrusted(self.path, f"meta {key}"):
+                out[str(key)] = json.loads(value)
+        return out
 
     @property
     def video(self) -> Path | None:
         """The video file beside the database, if there is one."""
-        name = self.meta.get("video")
+        name = check_video_name(self.path, self.meta.get("video"))
         path = self.path.with_name(name) if name else None
-        return path if path is not None and path.exists() else None
+        return path if path is not None and path.is_file() else None
 
     @property
     def duration_s(self) -> float:
@@ -166,14 +352,20 @@ class Match:
         from vision.setup import Setup
 
         m = self.meta
-        return Setup(
-            m["game"],
-            Ruleset.model_validate(m["ruleset"]),
-            TableSpec.model_validate(m["table"]),
-            [RosterModel.model_validate(r) for r in m["roster"]],
-            [TerrainPiece.model_validate(p) for p in m["terrain"]],
-            camera_from_dict(m["camera"]) if m.get("camera") else None,
-        )
+        with untrusted(self.path, "meta game"):
+            game = str(m["game"])
+        with untrusted(self.path, "meta ruleset"):
+            ruleset = Ruleset.model_validate(m["ruleset"])
+        with untrusted(self.path, "meta table"):
+            table = TableSpec.model_validate(m["table"])
+        with untrusted(self.path, "meta roster"):
+            roster = [RosterModel.model_validate(r) for r in m["roster"]]
+        with untrusted(self.path, "meta terrain"):
+            terrain = [TerrainPiece.model_validate(p) for p in m["terrain"]]
+        with untrusted(self.path, "meta camera"):
+            camera = camera_from_dict(m["camera"]) if m.get("camera") else None
+        with untrusted(self.path, "meta"):
+            return Setup(game, ruleset, table, roster, terrain, camera)
 
     # -- the record ---------------------------------------------------------------------------
 

@@ -64,7 +64,7 @@ from rules.session import FLAG_KINDS, Event, Session
 from rules.verdict import MoveReport
 from rules.view import describe, measure, neighbours
 from vision.aruco import MarkerDetector
-from vision.match.reader import FrameRow, Match
+from vision.match.reader import FrameRow, Match, untrusted
 from vision.tablepose import PoseError, TablePose
 from vision.viewstate import StateCache
 
@@ -215,7 +215,7 @@ class Replay:
         self._frames = frames
         self.start_t, self.end_t = self.times[0], self.times[-1]
         self.duration_s = self.end_t - self.start_t
-        self.fps = float(meta.get("fps") or 30.0)
+        self.fps = float(meta.get("fps") or 30.0)  # checked when the match was opened
         self.lock = threading.RLock()
         #: Notified on every change; ``version`` counts them, ``generation`` counts the
         #: revisions shown (a new one has a new list of events).
@@ -231,7 +231,8 @@ class Replay:
         #: The revision of the events shown: 0 is the live record.
         self.revision = 0
         self._live_inputs: Journal = match.inputs()
-        self._live_times = self._input_times(self._live_inputs)
+        with untrusted(self.path, "inputs"):
+            self._live_times = self._input_times(self._live_inputs)
         # the live record's events at full precision (``Match.events`` rounds them)
         self._live_events = match.state_at(math.inf).events
         self._rejudged: _Revision | None = None
@@ -359,11 +360,13 @@ class Replay:
         session = self.setup.session()
         first = 0
         if state is not None and snapshot_t is not None:
-            session.restore(state, events)
+            with untrusted(self.path, f"snapshots: the one at {snapshot_t:.3f} s"):
+                session.restore(state, events)
             first = bisect.bisect_right(self._live_times, snapshot_t)
         last = bisect.bisect_right(self._live_times, frame.t)
         if last > first:
-            session.replay(self._live_inputs[first:last])
+            with untrusted(self.path, f"inputs: those up to {frame.t:.3f} s"):
+                session.replay(self._live_inputs[first:last])
         return session
 
     def _rejudged_session(self, rev: _Revision, t: float) -> Session:
@@ -603,6 +606,8 @@ class Replay:
                 out = session.replay([entry])
             except ValueError as exc:
                 raise InputError(f"{kind}: {exc}") from None
+            except (KeyError, TypeError, IndexError, AttributeError) as exc:
+                raise InputError(f"{self.path}: inputs: not valid ({exc!r})") from None
             if k == at:
                 caused = out
             if out or (k + 1) % CHECKPOINT_EVERY == 0:

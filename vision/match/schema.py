@@ -180,19 +180,28 @@ def reason(exc: OSError) -> str:
     return (exc.strerror or str(exc)).lower()
 
 
-def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
+def connect(path: Path, *, read_only: bool = False, untouched: bool = False) -> sqlite3.Connection:
     """A connection in autocommit mode (transactions are explicit), usable from any thread
     (each user keeps to one thread or holds a lock).
 
     Read-only, it also opens a finished match on read-only media: a WAL database needs its
     ``-shm`` file, which cannot be made there, so a file with no (or an empty) ``-wal``
-    beside it (no writer is at work) is opened as immutable.
+    beside it (no writer is at work) is opened as immutable. ``untouched`` (read-only)
+    opens such a file as immutable at once, so that no ``-wal`` or ``-shm`` file is left
+    beside it (for a quick look or an export; it does not see later writes).
     """
     if not read_only:
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA busy_timeout = 5000")
         return conn
     uri = path.resolve().as_uri()
+    wal = path.with_name(path.name + "-wal")
+    if untouched and not (wal.exists() and wal.stat().st_size > 0):
+        conn = sqlite3.connect(
+            f"{uri}?mode=ro&immutable=1", uri=True, isolation_level=None, check_same_thread=False
+        )
+        conn.execute("PRAGMA busy_timeout = 5000")
+        return conn
     conn = sqlite3.connect(
         f"{uri}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
     )
@@ -200,7 +209,6 @@ def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.OperationalError:
         conn.close()
-        wal = path.with_name(path.name + "-wal")
         if wal.exists() and wal.stat().st_size > 0:
             raise
         conn = sqlite3.connect(
@@ -267,7 +275,7 @@ def inspect_file(path: Path, writing: bool) -> Existing:
     if magic != SQLITE_MAGIC:
         raise InputError(f"{path}: not a match file{refuse}")
     try:
-        conn = connect(path, read_only=True)
+        conn = connect(path, read_only=True, untouched=True)
         try:
             version = user_version(conn)
             tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
@@ -281,17 +289,21 @@ def inspect_file(path: Path, writing: bool) -> Existing:
             conn.close()
     except sqlite3.Error as exc:
         raise InputError(f"{path}: cannot read it as a database: {exc}{refuse}") from None
-    try:
-        match = json.loads(meta.get("format", "null")) == FORMAT
-    except json.JSONDecodeError:
-        match = False
-    if not match:
+
+    def value(key: str) -> Any:
+        try:
+            return json.loads(meta.get(key, "null"))
+        except (json.JSONDecodeError, TypeError):
+            return None
+
+    if value("format") != FORMAT:
         raise InputError(f"{path}: an SQLite database but not a match file{refuse}")
+    created, video = value("created"), value("video")
     return Existing(
         True,
         version,
-        json.loads(meta.get("created", "null")),
-        json.loads(meta.get("video", "null")),
+        created if isinstance(created, str) else None,
+        video if isinstance(video, str) else None,
     )
 
 
