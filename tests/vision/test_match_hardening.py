@@ -500,7 +500,7 @@ CRAFTED: list[tuple[str, str, str]] = [
     ("event kind", "UPDATE events SET kind = 'boom'", "events id 0: kind: not valid"),
     ("event rule", "UPDATE events SET rule = 'x'", "events id 0: rule"),
     ("event number", "UPDATE events SET measured = 'far'", "events id 0: measured"),
-    ("event message", "UPDATE events SET message = 5", "events id 0: message"),
+    ("event message", "UPDATE events SET message = x'00ff'", "events id 0: message"),
     ("snapshot json", "UPDATE snapshots SET state = '[1]'", "snapshots id 1: state"),
     ("snapshot shape", "UPDATE snapshots SET state = '{\"turn\": 1}'", "snapshots: the one at"),
     (

@@ -172,16 +172,19 @@ def check_rows(conn: sqlite3.Connection, path: Path) -> None:
     the first that does not is one :class:`InputError` line naming its table, row and
     column."""
     for table, (key, columns) in ROW_CHECKS.items():
-        for column, check in columns.items():
-            bad = check.format(c=column)
-            row = conn.execute(
-                f"SELECT {key}, quote({column}) FROM {table} WHERE NOT coalesce({bad}, 0) LIMIT 1"
-            ).fetchone()
-            if row is not None:
-                raise InputError(
-                    f"{path}: {table} {key} {row[0]}: {column.strip(chr(34))}: not valid "
-                    f"({_short(row[1])})"
-                )
+        checks = [f"coalesce({check.format(c=column)}, 0)" for column, check in columns.items()]
+        # one pass over the table; the row found says which column failed
+        row = conn.execute(
+            f"SELECT {key}, {', '.join(checks)}, {', '.join(f'quote({c})' for c in columns)} "
+            f"FROM {table} WHERE NOT ({' AND '.join(checks)}) LIMIT 1"
+        ).fetchone()
+        if row is not None:
+            n = len(columns)
+            k = next(i for i, ok in enumerate(row[1 : 1 + n]) if not ok)
+            column = list(columns)[k].strip('"')
+            raise InputError(
+                f"{path}: {table} {key} {row[0]}: {column}: not valid ({_short(row[1 + n + k])})"
+            )
 
 
 def _short(text: object) -> str:
