@@ -128,7 +128,7 @@ EVERY_MARKER = {0, 1, 2, 3, 10, 11, 12, 13, 14, 15, 16, 20}  # anchors, models, 
 
 @dataclasses.dataclass
 class Refereed:
-    board: Storyboard
+    story: Storyboard
     events: dict[str, list[Event]]
     sessions: dict[str, Session]
     kept: dict[int, np.ndarray]
@@ -136,22 +136,22 @@ class Refereed:
 
 
 @pytest.fixture(scope="module")
-def board() -> Storyboard:
+def story() -> Storyboard:
     return load_storyboard(STORYBOARD)
 
 
 @pytest.fixture(scope="module")
-def match(board: Storyboard) -> Refereed:
+def match(story: Storyboard) -> Refereed:
     """The footage rendered once, each frame refereed as both games."""
-    camera = board.camera
+    camera = story.camera
     lens = CameraModel(camera.size, camera.camera_matrix, camera.dist_coeffs)
-    roster, terrain = list(board.roster), list(board.terrain)
+    roster, terrain = list(story.roster), list(story.terrain)
     sessions, observers = {}, {}
     for game in GAMES:
         # profiles only: where each model stands comes from the camera
         models = {m.id: profile(m) for m in roster}
         sessions[game] = Session(load_ruleset(game), Table(30, 22), models)
-        observers[game] = Observer(board.table, roster, lens, terrain)
+        observers[game] = Observer(story.table, roster, lens, terrain)
     events: dict[str, list[Event]] = {game: [] for game in GAMES}
     kept = {}
     renders = []
@@ -162,38 +162,38 @@ def match(board: Storyboard) -> Refereed:
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(footage, "render_table", counted)
-        for frame in frames(board):
+        for frame in frames(story):
             for game in GAMES:
                 if frame.index == 0:
                     events[game] += sessions[game].start_phase(frame.t, frame.index)
                 events[game] += sessions[game].observe(observers[game].observe(frame))
             if frame.index in (MID_CARRY, MID_COVER):
                 kept[frame.index] = frame.image
-    return Refereed(board, events, sessions, kept, len(renders))
+    return Refereed(story, events, sessions, kept, len(renders))
 
 
 def kinds(events: list[Event]) -> list[tuple[str, str | None, str | None]]:
     return [(e.kind, e.rule, e.model) for e in events]
 
 
-def test_the_storyboard_is_the_one_worked_out_here(board):
-    assert board.start == START
-    assert list(board.actions) == ACTIONS
-    assert board.frame_count == FRAMES and board.fps == 30
-    assert (board.camera.width_px, board.camera.height_px) == (1280, 720)
-    assert np.allclose(board.camera.position_in, [15, -8, 28])
+def test_the_storyboard_is_the_one_worked_out_here(story):
+    assert story.start == START
+    assert list(story.actions) == ACTIONS
+    assert story.frame_count == FRAMES and story.fps == 30
+    assert (story.camera.width_px, story.camera.height_px) == (1280, 720)
+    assert np.allclose(story.camera.position_in, [15, -8, 28])
 
 
-def test_every_model_marker_is_at_least_18_px_wide(board):
+def test_every_model_marker_is_at_least_18_px_wide(story):
     # wherever a model rests (at the start, and after each move: its heading included),
     # seen by the camera before and after the bump
-    rests = {(m.id, START[m.id]) for m in board.roster}
+    rests = {(m.id, START[m.id]) for m in story.roster}
     for a in ACTIONS:
         if isinstance(a, Move):
             heading = a.to[2] if len(a.to) == 3 else START[a.model].heading
             rests.add((a.model, Pose(a.to[0], a.to[1], heading)))
-    sizes = {m.id: (m.marker_size_mm, m.marker_height_mm / MM_PER_IN) for m in board.roster}
-    for camera in (board.camera_at(0.0), board.camera_at(10.5)):
+    sizes = {m.id: (m.marker_size_mm, m.marker_height_mm / MM_PER_IN) for m in story.roster}
+    for camera in (story.camera_at(0.0), story.camera_at(10.5)):
         for model, at in rests:
             size_mm, z = sizes[model]
             marker = PlacedMarker(0, size_mm, at.x, at.y, z, at.heading)
@@ -241,7 +241,7 @@ def test_moves_are_judged_once_the_hand_is_gone(match):
 
 
 def test_where_the_referee_has_them_is_where_they_are(match):
-    truth = match.board.poses_at(11.0)
+    truth = match.story.poses_at(11.0)
     assert truth["krotos"] == Pose(6.8, 6.4, 45) and truth["brakk"] == Pose(11, 13, 90)
     for game in GAMES:
         for model, pose in match.sessions[game].poses.items():
@@ -265,37 +265,37 @@ def test_a_hand_hides_what_it_carries_or_covers(match):
     assert seen == EVERY_MARKER - {14, 15}  # jaeda and kyria, under the hand
 
 
-def test_a_hand_over_a_point_and_storyboard_mistakes(board):
-    clip = dataclasses.replace(board, duration_s=1.0, actions=[Cover(0.3, 0.5, point=(13, 9))])
+def test_a_hand_over_a_point_and_storyboard_mistakes(story):
+    clip = dataclasses.replace(story, duration_s=1.0, actions=[Cover(0.3, 0.5, point=(13, 9))])
     picture = list(frames(clip))[20].image  # at 0.67 s the hand is over (13, 9): gorth
     assert set(MarkerDetector("4x4_50").detect(picture).ids.tolist()) == EVERY_MARKER - {12}
     twice = [Move("krotos", (6, 4), 0.5, 1.0), Move("krotos", (7, 4), 1.0, 1.0)]
     with pytest.raises(ValueError, match=r"^actions\[1\]\.at: krotos is still being carried"):
-        dataclasses.replace(board, actions=twice)
+        dataclasses.replace(story, actions=twice)
     with pytest.raises(ValueError, match=r"^actions\[0\]: a cover names a point or models"):
-        dataclasses.replace(board, actions=[Cover(0.3, 0.5)])
+        dataclasses.replace(story, actions=[Cover(0.3, 0.5)])
     with pytest.raises(ValueError, match=r"^start: a pose is \[x, y\] or \[x, y, heading\]"):
-        dataclasses.replace(board, start={**board.start, "krotos": (1, 2, 3, 4)})
+        dataclasses.replace(story, start={**story.start, "krotos": (1, 2, 3, 4)})
 
 
-def test_ground_truth_along_a_hand_path(board):
+def test_ground_truth_along_a_hand_path(story):
     # krotos: (5, 4) -> (5, 6) -> (6.8, 6.4) from 0.8 s to 1.8 s: legs 2.0 and
     # sqrt(1.8^2 + 0.4^2) = 1.8439 in, 3.8439 in in all; at 1.3 s half way, 1.9220 in
     # along the first leg; heading half way from 90 to 45.
-    mid = board.pose_at("krotos", 1.3)
+    mid = story.pose_at("krotos", 1.3)
     assert (mid.x, mid.y, mid.heading) == pytest.approx((5.0, 5.92195, 67.5), abs=1e-4)
-    assert board.in_hand("krotos", 1.3)
-    assert board.pose_at("krotos", 0.8) == START["krotos"] and not board.in_hand("krotos", 0.8)
-    assert board.pose_at("krotos", 1.8) == Pose(6.8, 6.4, 45)
-    assert not board.in_hand("krotos", 1.8)
+    assert story.in_hand("krotos", 1.3)
+    assert story.pose_at("krotos", 0.8) == START["krotos"] and not story.in_hand("krotos", 0.8)
+    assert story.pose_at("krotos", 1.8) == Pose(6.8, 6.4, 45)
+    assert not story.in_hand("krotos", 1.8)
     # brakk's move gives no heading: it keeps its 90
-    assert board.pose_at("brakk", 3.8) == Pose(11, 13, 90)
-    assert board.pose_at("gorth", 7.0) == START["gorth"]
+    assert story.pose_at("brakk", 3.8) == Pose(11, 13, 90)
+    assert story.pose_at("gorth", 7.0) == START["gorth"]
 
 
 @pytest.mark.parametrize("suffix", [".mp4", ".avi"])
-def test_video_files_read_back(board, tmp_path, suffix):
-    clip = dataclasses.replace(board, duration_s=0.5, actions=())
+def test_video_files_read_back(story, tmp_path, suffix):
+    clip = dataclasses.replace(story, duration_s=0.5, actions=())
     info = write_video(clip, tmp_path / f"clip{suffix}")
     assert (info.frames, info.seconds) == (15, 0.5)
     assert info.fourcc == {".mp4": "mp4v", ".avi": "MJPG"}[suffix]

@@ -12,8 +12,8 @@ happens when:
 * :class:`Bump`: from ``at`` on the camera stands somewhere else, as when someone knocks
   the tripod.
 
-``frames(board)`` renders it as :class:`vision.sources.Frame` objects, ``write_video``
-as a video file, and ``board.pose_at(model, t)`` is the ground truth: where each model
+``frames(story)`` renders it as :class:`vision.sources.Frame` objects, ``write_video``
+as a video file, and ``story.pose_at(model, t)`` is the ground truth: where each model
 truly is at any time (in the hand, part way along its path, while carried).
 
 Rendering: every distinct state of the table (camera, and where the models rest) is
@@ -288,25 +288,25 @@ def _along(path: Sequence[tuple[float, float]], fraction: float) -> tuple[float,
     return float(pts[-1, 0]), float(pts[-1, 1])
 
 
-def _problems(board: Storyboard) -> Iterator[tuple[tuple[int | str, ...], str]]:
+def _problems(story: Storyboard) -> Iterator[tuple[tuple[int | str, ...], str]]:
     """What is wrong with a storyboard, as (field location, what) pairs."""
     for name in ("duration_s", "fps", "motion_hz"):
-        value = getattr(board, name)
+        value = getattr(story, name)
         if not (math.isfinite(value) and value > 0):
             yield (name,), f"must be a positive number, got {value!r}"
     try:
-        dictionary_id(board.table.table.dictionary)
+        dictionary_id(story.table.table.dictionary)
     except DictionaryError as exc:
         yield ("table", "dictionary"), str(exc)
     markers: dict[int, str] = {}
-    for i, a in enumerate(board.table.anchors):
+    for i, a in enumerate(story.table.anchors):
         if a.id in markers:
             yield ("anchors", i, "id"), f"anchor ids must differ, got {a.id} twice"
         markers[a.id] = f"anchor {a.id}"
     ids: set[str] = set()
     placed: list[tuple[str, Sequence[RosterModel | TerrainPiece]]] = [
-        ("roster", board.roster),
-        ("terrain", board.terrain),
+        ("roster", story.roster),
+        ("terrain", story.terrain),
     ]
     for key, items in placed:
         for i, item in enumerate(items):
@@ -316,16 +316,16 @@ def _problems(board: Storyboard) -> Iterator[tuple[tuple[int | str, ...], str]]:
             if item.marker in markers:
                 yield (key, i, "marker"), f"marker {item.marker} is also {markers[item.marker]}"
             markers[item.marker] = repr(item.id)
-            if item.id not in board.start:
+            if item.id not in story.start:
                 yield ("start",), f"no start pose for {item.id!r}"
-    for name in board.start:
+    for name in story.start:
         if name not in ids:
             yield ("start", name), "no model or terrain piece has this id"
-    models = {m.id for m in board.roster}
+    models = {m.id for m in story.roster}
     known = ", ".join(sorted(models))
     last_at = 0.0
     carried_until: dict[str, float] = {}
-    for i, action in enumerate(board.actions):
+    for i, action in enumerate(story.actions):
         if not (math.isfinite(action.at) and action.at >= 0):
             yield ("actions", i, "at"), f"must be a time >= 0 s, got {action.at!r}"
         elif action.at < last_at:
@@ -488,28 +488,28 @@ def _smooth(s: float) -> float:
 # Rendering
 
 
-def _marker_of(board: Storyboard, m: RosterModel, pose: Pose) -> PlacedMarker:
+def _marker_of(story: Storyboard, m: RosterModel, pose: Pose) -> PlacedMarker:
     forward, left = (v / MM_PER_IN for v in m.marker_offset_mm)
     a = math.radians(pose.heading)
     x = pose.x + forward * math.cos(a) - left * math.sin(a)
     y = pose.y + forward * math.sin(a) + left * math.cos(a)
     z = m.marker_height_mm / MM_PER_IN
-    return PlacedMarker(m.marker, m.marker_size_mm, x, y, z, pose.heading, board.dictionary)
+    return PlacedMarker(m.marker, m.marker_size_mm, x, y, z, pose.heading, story.dictionary)
 
 
-def _fixed_markers(board: Storyboard) -> list[PlacedMarker]:
+def _fixed_markers(story: Storyboard) -> list[PlacedMarker]:
     """The anchors and the terrain pieces' markers: they never move."""
     out = [
-        PlacedMarker(a.id, a.size_mm, a.x_in, a.y_in, 0.0, a.heading, board.dictionary)
-        for a in board.table.anchors
+        PlacedMarker(a.id, a.size_mm, a.x_in, a.y_in, 0.0, a.heading, story.dictionary)
+        for a in story.table.anchors
     ]
-    for piece in board.terrain:
-        at = board.start[piece.id]
+    for piece in story.terrain:
+        at = story.start[piece.id]
         assert isinstance(at, Pose)
         z = piece.marker_height_mm / MM_PER_IN
         out.append(
             PlacedMarker(
-                piece.marker, piece.marker_size_mm, at.x, at.y, z, at.heading, board.dictionary
+                piece.marker, piece.marker_size_mm, at.x, at.y, z, at.heading, story.dictionary
             )
         )
     return out
@@ -572,7 +572,7 @@ def _coverage(shape: np.ndarray, size: tuple[int, int]) -> tuple[np.ndarray, int
 
 def _decorate(
     img: np.ndarray,
-    board: Storyboard,
+    story: Storyboard,
     camera: PinholeCamera,
     resting: list[tuple[RosterModel, Pose]],
 ) -> np.ndarray:
@@ -591,8 +591,8 @@ def _decorate(
         region = out[y0 : y0 + mask.shape[0], x0 : x0 + mask.shape[1]]
         region *= 1.0 - mask[..., None] * (1.0 - np.asarray(tint_bgr, dtype=np.float32))
 
-    for piece in board.terrain:
-        at = board.start[piece.id]
+    for piece in story.terrain:
+        at = story.start[piece.id]
         assert isinstance(at, Pose)
         poly = _placed(np.asarray(piece.polygon, dtype=float), at)
         tint(poly, 0.0, TERRAIN_TINT, rim=False)
@@ -601,7 +601,7 @@ def _decorate(
         tint(_base_outline(m, pose), m.marker_height_mm / MM_PER_IN, BASE_TINT, rim=False)
     # Cards (and what render_table drew of them) are left exactly as rendered.
     cards = np.zeros(img.shape[:2], dtype=np.uint8)
-    markers = _fixed_markers(board) + [_marker_of(board, m, p) for m, p in resting]
+    markers = _fixed_markers(story) + [_marker_of(story, m, p) for m, p in resting]
     for marker in markers:
         side_in = (marker.size_mm + 2 * marker.quiet_zone_mm) / MM_PER_IN
         card = marker_corners(marker.x_in, marker.y_in, 0.0, side_in, marker.heading_deg)
@@ -615,10 +615,10 @@ def _decorate(
 class _Renderer:
     """Frame pictures of a storyboard, each distinct table state rendered once."""
 
-    def __init__(self, board: Storyboard) -> None:
-        self.board = board
-        self.fixed = _fixed_markers(board)
-        self.painter = _HandPainter(board.camera, board.shot.seed)
+    def __init__(self, story: Storyboard) -> None:
+        self.story = story
+        self.fixed = _fixed_markers(story)
+        self.painter = _HandPainter(story.camera, story.shot.seed)
         self._bases: OrderedDict[tuple, np.ndarray] = OrderedDict()
         self._seeds: dict[tuple, int] = {}
         self._last: tuple[tuple, np.ndarray] | None = None
@@ -627,16 +627,16 @@ class _Renderer:
     def picture(self, index: int) -> np.ndarray:
         """Frame ``index``: the table as it stands (models in a hand are off it), the
         hands over it; what moves is sampled at ``motion_hz``, bumps take effect at once."""
-        board = self.board
-        t = index / board.fps
-        if board.motion_hz < board.fps:
-            tq = math.floor(index * board.motion_hz / board.fps + 1e-9) / board.motion_hz
+        story = self.story
+        t = index / story.fps
+        if story.motion_hz < story.fps:
+            tq = math.floor(index * story.motion_hz / story.fps + 1e-9) / story.motion_hz
         else:
             tq = t
-        camera = board.camera_at(t)
+        camera = story.camera_at(t)
         resting = []
-        for m in board.roster:
-            pose, carried = board._state(m.id, tq)
+        for m in story.roster:
+            pose, carried = story._state(m.id, tq)
             if not carried:
                 resting.append((m, pose))
         base_key = (camera.rvec, camera.tvec, tuple((m.id, p) for m, p in resting))
@@ -660,13 +660,13 @@ class _Renderer:
             self._bases.move_to_end(key)
             return self._bases[key]
         seed = self._seeds.setdefault(key, len(self._seeds))
-        board = self.board
-        markers = self.fixed + [_marker_of(board, m, p) for m, p in resting]
-        shot = replace(board.shot, seed=board.shot.seed * 100_003 + seed)
-        size = (board.table.table.width_in, board.table.table.depth_in)
-        img = render_table(camera, size, markers, shot=shot, texture_seed=board.texture_seed)
-        if board.decorate:
-            img = _decorate(img, board, camera, resting)
+        story = self.story
+        markers = self.fixed + [_marker_of(story, m, p) for m, p in resting]
+        shot = replace(story.shot, seed=story.shot.seed * 100_003 + seed)
+        size = (story.table.table.width_in, story.table.table.depth_in)
+        img = render_table(camera, size, markers, shot=shot, texture_seed=story.texture_seed)
+        if story.decorate:
+            img = _decorate(img, story, camera, resting)
         img.flags.writeable = False
         self._bases[key] = img
         if len(self._bases) > _BASES_CACHED:
@@ -675,7 +675,7 @@ class _Renderer:
 
     def _hands(self, t: float, camera: PinholeCamera) -> tuple[_Hand, ...]:
         hands = []
-        for i, action in enumerate(self.board.actions):
+        for i, action in enumerate(self.story.actions):
             if isinstance(action, Bump):
                 continue
             if not action.at - REACH_S < t < action.end + REACH_S:
@@ -686,12 +686,12 @@ class _Renderer:
         return tuple(hands)
 
     def _point(self, model_id: str, t: float) -> np.ndarray:
-        m = self.board.model(model_id)
-        marker = _marker_of(self.board, m, self.board.pose_at(model_id, t))
+        m = self.story.model(model_id)
+        marker = _marker_of(self.story, m, self.story.pose_at(model_id, t))
         return np.array([marker.x_in, marker.y_in, marker.z_in])
 
     def _card_half_diagonal(self, model_id: str, t: float) -> float:
-        marker = _marker_of(self.board, self.board.model(model_id), self.board.pose_at(model_id, t))
+        marker = _marker_of(self.story, self.story.model(model_id), self.story.pose_at(model_id, t))
         return math.sqrt(2) * (marker.size_mm / 2 + marker.quiet_zone_mm) / MM_PER_IN
 
     def _hand(self, i: int, action: Move | Cover, t: float, camera: PinholeCamera) -> _Hand | None:
@@ -756,12 +756,12 @@ class _Renderer:
         return self._sides[i]
 
 
-def frames(board: Storyboard) -> Iterator[Frame]:
+def frames(story: Storyboard) -> Iterator[Frame]:
     """The footage, frame by frame: ``Frame(image, index / fps, index)``; images are
     read-only and shared between frames that show the same thing."""
-    renderer = _Renderer(board)
-    for index in range(board.frame_count):
-        yield Frame(renderer.picture(index), index / board.fps, index)
+    renderer = _Renderer(story)
+    for index in range(story.frame_count):
+        yield Frame(renderer.picture(index), index / story.fps, index)
 
 
 # --------------------------------------------------------------------------------------------
@@ -782,30 +782,30 @@ class VideoInfo:
     bytes: int
 
 
-def write_video(board: Storyboard, path: Path, fourcc: str | None = None) -> VideoInfo:
+def write_video(story: Storyboard, path: Path, fourcc: str | None = None) -> VideoInfo:
     """Render the storyboard into a video file; the codec follows the suffix (``FOURCC``)
     unless ``fourcc`` names one (e.g. ``"FFV1"`` in ``.avi``, lossless)."""
     path = Path(path)
     code = fourcc or FOURCC.get(path.suffix.lower())
     if code is None:
         raise ValueError(f"{path}: write .mp4 or .avi, or name a fourcc")
-    size = (board.camera.width_px, board.camera.height_px)
+    size = (story.camera.width_px, story.camera.height_px)
     writer = cv2.VideoWriter(
         str(path),
         cv2.VideoWriter_fourcc(*code),  # type: ignore[attr-defined]
-        board.fps,
+        story.fps,
         size,
     )
     if not writer.isOpened():
         raise ValueError(f"{path}: OpenCV cannot write {code!r} video here")
     count = 0
     try:
-        for frame in frames(board):
+        for frame in frames(story):
             writer.write(frame.image)
             count += 1
     finally:
         writer.release()
-    return VideoInfo(path, code, count, count / board.fps, path.stat().st_size)
+    return VideoInfo(path, code, count, count / story.fps, path.stat().st_size)
 
 
 # --------------------------------------------------------------------------------------------
