@@ -84,8 +84,20 @@ def from_validation(source: str, schema: type[BaseModel], exc: ValidationError) 
         return InputError(f"{source}: {field_path(loc)}: unknown key{hint}")
     if kind == "missing":
         return InputError(f"{source}: {field_path(loc)}: required key is missing")
-    message = err["msg"].removeprefix("Value error, ")
-    return InputError(f"{source}: {field_path(loc)}: {message}, got {cut(err.get('input'))}")
+    return InputError(f"{source}: {field_path(loc)}: {problem(err)}, got {cut(err.get('input'))}")
+
+
+def problem(err: Any) -> str:
+    """What pydantic says is wrong, on one short line: a value it quotes (a base's unknown
+    shape, say) cut to a few words."""
+    ctx = err.get("ctx") or {}
+    if err["type"] == "union_tag_invalid":
+        return (
+            f"Input tag {cut(ctx.get('tag'))} found using {ctx.get('discriminator')} does not "
+            f"match any of the expected tags: {ctx.get('expected_tags')}"
+        )
+    message = " ".join(str(err["msg"]).removeprefix("Value error, ").split())
+    return message if len(message) <= 200 else message[:197] + "..."
 
 
 def read_toml(path: Path) -> dict[str, Any]:

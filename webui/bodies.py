@@ -10,6 +10,7 @@ from typing import TypeVar
 from flask import request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rules.errors import problem
 from rules.values import Id, Roll, Seconds, Turn, cut
 from webui.errors import ApiError
 
@@ -53,7 +54,7 @@ def body(kind: type[B]) -> B:
         err = exc.errors()[0]
         loc = [str(p) for p in err["loc"] if not str(p).startswith("function-")]
         field = ".".join(p if p.isidentifier() else cut(p) for p in loc) or "body"
-        message = err["msg"].removeprefix("Value error, ")
+        message = problem(err)
         raise ApiError(400, f"{field}: {message}{_allowed(kind, field)}", field) from None
 
 
