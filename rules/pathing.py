@@ -583,12 +583,18 @@ class _Search:
                 best, best_cost = pts[i], w_in * _norm(pts[i] - a) + w_out * _norm(b - pts[i])
                 for edge in slide[i]:
                     p, cost = _golden(edges[edge, 0], edges[edge, 1], a, b, w_in, w_out)
-                    if cost < best_cost - 1e-12:
+                    # Weighed as if each segment stays in one region: if one would cross
+                    # a boundary, that cost is not its cost.
+                    if cost < best_cost - 1e-12 and _within([a, p, b], edges):
                         best, best_cost, along[i] = p, cost, edge
                 moved = max(moved, _norm(best - pts[i]))
                 pts[i] = best
             weights = [self.weight_at((p + q) / 2) for p, q in itertools.pairwise(pts)]
-            pts, jumped = _joint(pts, along, edges, np.asarray(weights))
+            joint, jumped = _joint(pts, along, edges, np.asarray(weights))
+            if _within(joint, edges):
+                pts = joint
+            else:
+                jumped = 0.0
             if max(moved, jumped) < 1e-9:
                 break
         arr = np.asarray(pts)
@@ -685,6 +691,11 @@ def _crossings(p: np.ndarray, q: np.ndarray, edges: np.ndarray) -> list[tuple[fl
         u = (w[:, 0] * d[1] - w[:, 1] * d[0]) / denom
     hit = ok & (t > 1e-9) & (t < 1 - 1e-9) & (u > 1e-9) & (u < 1 - 1e-9)
     return sorted((float(t[i]), int(i)) for i in np.flatnonzero(hit))
+
+
+def _within(points: list[np.ndarray], edges: np.ndarray) -> bool:
+    """Whether no segment of the polyline crosses an edge (each stays in one region)."""
+    return not any(_crossings(p, q, edges) for p, q in itertools.pairwise(points))
 
 
 def _weigher(regions: list[Region]) -> Callable[[np.ndarray], float]:
