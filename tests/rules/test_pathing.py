@@ -373,6 +373,7 @@ def test_random_path_properties(start: XY, end: XY, obs: list[Obstacle]) -> None
             assert not seg.intersects(s), (a, b)
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(points, points, obstacles(most=3))
 def test_random_path_matches_brute_force(start: XY, end: XY, obs: list[Obstacle]) -> None:
@@ -400,6 +401,7 @@ def test_random_path_matches_brute_force(start: XY, end: XY, obs: list[Obstacle]
         assert path.lower_in == pytest.approx(lower, abs=1e-9)
 
 
+@pytest.mark.slow
 @FAST
 @given(points, points, obstacles())
 def test_removing_an_obstacle_never_lengthens_the_path(
@@ -416,6 +418,7 @@ def test_removing_an_obstacle_never_lengthens_the_path(
         assert fewer.lower_in <= path.lower_in + 1e-6
 
 
+@pytest.mark.slow
 @FAST
 @given(points, points, obstacles())
 def test_reversed_path_has_the_same_length(start: XY, end: XY, obs: list[Obstacle]) -> None:
@@ -481,6 +484,7 @@ def test_long_detour_is_found(
     assert path.length_in == pytest.approx(expected, abs=1e-9)
 
 
+@pytest.mark.slow
 @FAST
 @given(points, points, obstacles())
 def test_bound_in_cuts_off_only_longer_paths(start: XY, end: XY, obs: list[Obstacle]) -> None:
@@ -708,6 +712,7 @@ def test_leaving_a_region_when_cheaper(start: XY, end: XY, region: Region, expec
     st.floats(1.0, 4.0),
 )
 # Heavy and narrow: entry and exit must slide together, one at a time they creep.
+@pytest.mark.slow
 @example(y_start=1.5, y_end=-3.0, width=0.5, weight=4.0)
 @example(y_start=3.0, y_end=-1.5, width=0.5, weight=4.0)
 def test_strip_crossing_properties(
