@@ -331,6 +331,11 @@ class Session:
             Event(t, frame, "camera_bumped", message, measured=shift_in, limit=limit_in)
         )
 
+    def recording_stopped(self, t: float, frame: int, reason: str) -> list[Event]:
+        """The match file stopped before the game did (the disk filled up, say). Not an
+        input: the file it describes has ended, so no journal holds it."""
+        return self._emit(Event(t, frame, "recording_stopped", reason))
+
     @_journaled
     def camera_lost(self, t: float, frame: int, status: str) -> list[Event]:
         """The camera stopped delivering frames; poses are kept until it is back."""

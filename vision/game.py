@@ -124,8 +124,7 @@ class Game:
             self._failure_told = True
             t, index = self._now()
             message = f"{self.record_failure}; refereeing goes on without it"
-            # not an input of the session (nothing replays it): numbered as its events are
-            events = [*events, *self.session._emit(Event(t, index, "recording_stopped", message))]
+            events = [*events, *self.session.recording_stopped(t, index, message)]
         for event in events:
             for listener in list(self._listeners):
                 listener(event)
