@@ -167,16 +167,29 @@ ROW_CHECKS: dict[str, tuple[str, dict[str, str]]] = {
 }
 
 
-def check_rows(conn: sqlite3.Connection, path: Path) -> None:
-    """Every row of every table holds what the format says (types, kinds, JSON objects);
-    the first that does not is one :class:`InputError` line naming its table, row and
-    column."""
-    for table, (key, columns) in ROW_CHECKS.items():
+#: Tables checked whole when a match is opened. The poses (millions of rows in a long
+#: match: seconds to scan) are checked as they are read, a frame or a range at a time.
+CHECKED_AT_OPEN = tuple(table for table in ROW_CHECKS if table != "poses")
+
+
+def check_rows(
+    conn: sqlite3.Connection,
+    path: Path,
+    tables: Sequence[str] = CHECKED_AT_OPEN,
+    where: str = "1",
+    args: Sequence[Any] = (),
+) -> None:
+    """Every row of ``tables`` (those matching ``where``) holds what the format says
+    (types, kinds, JSON objects); the first that does not is one :class:`InputError` line
+    naming its table, row and column."""
+    for table in tables:
+        key, columns = ROW_CHECKS[table]
         checks = [f"coalesce({check.format(c=column)}, 0)" for column, check in columns.items()]
-        # one pass over the table; the row found says which column failed
+        # one pass over the rows; the row found says which column failed
         row = conn.execute(
             f"SELECT {key}, {', '.join(checks)}, {', '.join(f'quote({c})' for c in columns)} "
-            f"FROM {table} WHERE NOT ({' AND '.join(checks)}) LIMIT 1"
+            f"FROM {table} WHERE ({where}) AND NOT ({' AND '.join(checks)}) LIMIT 1",
+            tuple(args),
         ).fetchone()
         if row is not None:
             n = len(columns)
@@ -446,6 +459,7 @@ class Match:
             sql += " AND p.model = ?"
             args.append(model_id)
         with self._lock:
+            check_rows(self._conn, self.path, ("poses",), "frame BETWEEN ? AND ?", (lo, hi))
             cursor = self._conn.execute(sql + " ORDER BY p.frame, p.model", args)
             rows = cursor.fetchall()
         for model, *rest in rows:
@@ -484,6 +498,14 @@ class Match:
             "WHERE p.frame BETWEEN ? AND ? ORDER BY p.frame, p.model"
         )
         for lo in range(0, last + 1, frames):
+            with self._lock:
+                check_rows(
+                    self._conn,
+                    self.path,
+                    ("poses",),
+                    "frame BETWEEN ? AND ?",
+                    (lo, lo + frames - 1),
+                )
             yield self._all(sql, (lo, lo + frames - 1))
 
     def state_at(self, t: float) -> Moment:
@@ -497,6 +519,7 @@ class Match:
             ).fetchone()
             poses: dict[str, PoseRow] = {}
             if frame is not None:
+                check_rows(c, self.path, ("poses",), "frame = ?", (frame[0],))
                 for model, *rest in c.execute(
                     "SELECT model, x_in, y_in, heading_deg, sigma_in, state FROM poses "
                     "WHERE frame = ?",
