@@ -14,7 +14,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, Valid
 from shapely.geometry import Polygon
 
 from rules.declaration import DeclarationError, check_roll, check_target
-from rules.errors import InputError, check_unique, from_validation, read_text
+from rules.errors import InputError, check_unique, from_validation
 from rules.geometry import Base, Pose
 from rules.ruleset import Ruleset, load_ruleset
 from rules.scene import Model, Scene, Table, Terrain
@@ -179,7 +179,13 @@ class Scenario:
 
     @classmethod
     def from_file(cls, path: Path) -> Scenario:
-        return cls.from_json(read_text(path, "a scenario is a JSON file"), str(path))
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise InputError(f"{path}: not UTF-8 text (a scenario is a JSON file)") from None
+        return cls.from_json(text, str(path))
 
 
 def _scene(spec: ScenarioIn, ruleset: Ruleset, source: str) -> Scene:

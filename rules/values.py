@@ -90,8 +90,20 @@ Keyword = Annotated[str, Strict(), AfterValidator(_keyword)]
 #: Keywords or statuses: at most ``MAX_KEYWORDS``.
 Keywords = Annotated[list[Keyword], Field(max_length=MAX_KEYWORDS)]
 
+
+def _table_side(value: float) -> float:
+    if value < 1:
+        raise ValueError(f"expected a side of 1 to {MAX_TABLE_IN:g} in")
+    return value
+
+
 #: A table's width or depth, inches: 1 to 240.
-TableSide = Annotated[float, Strict(), Field(ge=1, le=MAX_TABLE_IN, allow_inf_nan=False)]
+TableSide = Annotated[
+    float,
+    Strict(),
+    Field(gt=0, le=MAX_TABLE_IN, allow_inf_nan=False),
+    AfterValidator(_table_side),
+]
 #: A position on (or near) the table, inches: within 10,000 of the origin.
 Coordinate = Annotated[
     float, Strict(), Field(ge=-MAX_COORDINATE_IN, le=MAX_COORDINATE_IN, allow_inf_nan=False)

@@ -296,7 +296,10 @@ def test_a_rotated_fine_grid_over_a_big_table_is_too_many_squares() -> None:
     ids=["deep-list", "deep-object", "5000-digits"],
 )
 def test_a_pathological_json_is_one_line(text: str) -> None:
-    assert "not valid JSON" in refused_scenario(text)
+    # Python's parser may read 5000 levels when the recursion limit was raised (hypothesis
+    # does, for a while): then the schema refuses it. Either way, one line.
+    message = refused_scenario(text)
+    assert "not valid JSON" in message or "required key is missing" in message
 
 
 @pytest.mark.parametrize(
