@@ -26,12 +26,11 @@ from rules.scenario import Scenario
 from vision.script import Script
 from vision.setup import Setup, load_table_files
 
-#: Each test here runs a loader on many generated files.
-pytestmark = pytest.mark.slow
-
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 NECROMUNDA = SAMPLES / "necromunda"
 SCENARIOS = sorted(p for p in (SAMPLES / "scenarios").glob("*.json") if p.name != "expected.json")
+#: Examples per loader: 150 take about a second; TABLESIGHT_FUZZ_EXAMPLES=1500 searches
+#: harder (a couple of minutes in all).
 EXAMPLES = int(os.environ.get("TABLESIGHT_FUZZ_EXAMPLES", "150"))
 #: A generous bound per example: a file that makes a loader hang or allocate without end
 #: fails the test instead of stalling the suite.
@@ -235,6 +234,7 @@ def tablesight(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*command, *args], capture_output=True, text=True, timeout=60)
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_fuzzed_scenarios_through_the_command_line(
