@@ -474,7 +474,7 @@ def demo(game: str, port: int, no_browser: bool, once: bool) -> None:
             folder / "terrain.toml" if (folder / "terrain.toml").is_file() else None,
             folder / "camera.toml",
         )
-        script = Script.from_toml(folder / "session.toml")
+        script = Script.from_toml(folder / "session.toml", setup)
         source = FileSource(str(folder / "match.mp4"))
     except (InputError, SourceError) as exc:
         fail(str(exc))
@@ -610,7 +610,7 @@ def analyze(
 
     try:
         setup = _setup(game, table_path, roster_path, terrain_path, camera_path)
-        script = Script.from_toml(script_path) if script_path else None
+        script = Script.from_toml(script_path, setup) if script_path else None
         source = FileSource(str(video))
         recorder = _recorder(output, setup, str(video), video=False)
     except (InputError, SourceError) as exc:
