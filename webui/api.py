@@ -8,10 +8,12 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from flask import Blueprint, Response, jsonify, request
 
+from rules.values import MAX_COORDINATE_IN, cut
 from webui.bodies import DeclareBody, FlagBody, PhaseBody, body
 from webui.errors import ApiError
 from webui.protocol import Refereed, game
@@ -29,12 +31,26 @@ def state() -> Response:
     return jsonify(game().state())
 
 
+#: The most digits of an event id.
+MAX_ID_DIGITS = 18
+
+
+def since() -> int:
+    """The first event id a request asks for: ``?since=``, else the ``Last-Event-ID``
+    header (which a browser's stream sends when it reconnects), else 0; a 400 naming the
+    one given when it is not 0-9 digits (at most ``MAX_ID_DIGITS``)."""
+    field, given = "since", request.args.get("since")
+    if given is None:
+        field, given = "Last-Event-ID", request.headers.get("Last-Event-ID", "0")
+    digits = given.strip()
+    if not (digits.isascii() and digits.isdigit() and len(digits) <= MAX_ID_DIGITS):
+        raise ApiError(400, f"{field}: expected an event id (0 or more), got {cut(given)}", field)
+    return int(digits)
+
+
 @api.get("/events")
 def events() -> Response:
-    since = request.args.get("since", "0")
-    if not since.isdigit():
-        raise ApiError(400, f"since: expected an event id (0 or more), got {since!r}", "since")
-    return jsonify(events=[e.to_dict() for e in game().events_since(int(since))])
+    return jsonify(events=[e.to_dict() for e in game().events_since(since())])
 
 
 @api.get("/models/<model_id>")
@@ -42,7 +58,7 @@ def model(model_id: str) -> Response:
     try:
         return jsonify(game().neighbours(model_id))
     except KeyError:
-        raise ApiError(404, f"model: no model {model_id!r} on the table", "model") from None
+        raise ApiError(404, f"model: no model {cut(model_id)} on the table", "model") from None
 
 
 @api.get("/measure")
@@ -50,19 +66,34 @@ def measure() -> Response:
     a, b = request.args.get("a"), request.args.get("b")
     if not a:
         raise ApiError(400, "a: the model to measure from is required", "a")
-    point = None if b is not None else _point()
+    if b is not None and b == a:
+        raise ApiError(400, "b: measure between two different models", "b")
+    point = None if b is not None else (_coordinate("x"), _coordinate("y"))
     try:
         return jsonify(game().measure(a, b, point))
     except KeyError as exc:
         field = "a" if exc.args[0] == a else "b"
-        raise ApiError(400, f"{field}: no model {exc.args[0]!r}", field) from None
+        raise ApiError(400, f"{field}: no model {cut(exc.args[0])}", field) from None
 
 
-def _point() -> tuple[float, float]:
+def _coordinate(name: str) -> float:
+    """A table point's ``x`` or ``y``: a finite number of inches within
+    ``MAX_COORDINATE_IN`` of the table's origin."""
+    given = request.args.get(name)
+    if given is None:
+        raise ApiError(400, "b: give a model b, or a table point x and y", "b")
     try:
-        return float(request.args["x"]), float(request.args["y"])
-    except (KeyError, ValueError):
-        raise ApiError(400, "b: give a model b, or a table point x and y", "b") from None
+        value = float(given) if given.isascii() and len(given) <= 32 else math.nan
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and abs(value) <= MAX_COORDINATE_IN):
+        raise ApiError(
+            400,
+            f"{name}: expected inches from -{MAX_COORDINATE_IN:g} to {MAX_COORDINATE_IN:g}, "
+            f"got {cut(given)}",
+            name,
+        )
+    return value
 
 
 # -- controls -----------------------------------------------------------------------------

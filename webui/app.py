@@ -18,49 +18,57 @@ The routes, by blueprint:
 
 Every error is ``{"error": {"status", "field", "message"}}`` (:mod:`webui.errors`). When a
 ``token`` is set (the server listens beyond this machine), the POST routes need it in
-``X-TableSight-Token`` (or ``?token=``); watching needs none.
+``X-TableSight-Token`` (or ``?token=``); watching needs none. What is refused before a view
+runs (a foreign ``Host``, a control from another site, a stream beyond the caps) and the
+headers every answer carries (the Content-Security-Policy) are :mod:`webui.guard`'s.
+
+JSON in and out is strict (:mod:`webui.jsonio`), and a body over ``MAX_BODY`` bytes is
+refused (413).
 """
 
 from __future__ import annotations
 
-import hmac
 from typing import TYPE_CHECKING
 
-from flask import Flask, request
+from flask import Flask
 
-from webui import errors
+from webui import errors, guard
 from webui.api import api
-from webui.errors import ApiError
+from webui.guard import StreamLimits, StreamSlots
+from webui.jsonio import MAX_BODY, StrictJSON
 from webui.pages import pages
 from webui.protocol import GAME, REPLAY, Refereed
 from webui.replay import replays
-from webui.stream import streams
+from webui.stream import SLOTS, streams
 
 if TYPE_CHECKING:
     from vision.match.replay import Replay
 
 
-def create_app(game: Refereed, token: str | None = None, replay: Replay | None = None) -> Flask:
+def create_app(
+    game: Refereed,
+    token: str | None = None,
+    replay: Replay | None = None,
+    hosts: frozenset[str] | None = None,
+    limits: StreamLimits | None = None,
+) -> Flask:
     """The Flask app for ``game``; ``token`` guards the controls when set; ``replay`` (the
-    same object as ``game``) adds the replay viewer's routes."""
+    same object as ``game``) adds the replay viewer's routes; ``hosts``: the ``Host``
+    headers answered (``None``: any; :func:`webui.guard.allowed_hosts`); ``limits``: the
+    caps on open streams."""
     app = Flask(__name__)
-    app.config["JSON_SORT_KEYS"] = False
+    app.json = StrictJSON(app)
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
     app.extensions[GAME] = game
+    app.extensions[SLOTS] = StreamSlots(limits or StreamLimits())
     errors.register(app)
-    if token is not None:
-        app.before_request(lambda: _check_token(token))
+    if hosts is not None:
+        app.before_request(lambda: guard.check_host(hosts))
+    app.before_request(lambda: guard.check_control(token))
+    app.after_request(guard.secure_headers)
     for blueprint in (pages, api, streams):
         app.register_blueprint(blueprint)
     if replay is not None:
         app.extensions[REPLAY] = replay
         app.register_blueprint(replays)
     return app
-
-
-def _check_token(token: str) -> None:
-    """The controls (every POST) need the token the server printed at start-up."""
-    if request.method != "POST":
-        return
-    given = request.headers.get("X-TableSight-Token") or request.args.get("token") or ""
-    if not hmac.compare_digest(given, token):
-        raise ApiError(403, "this server needs the token it printed at start-up", "token")

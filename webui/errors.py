@@ -4,6 +4,8 @@ route, say) and a fault (logged, and said in general terms)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from flask import Flask, Response, jsonify
 from werkzeug.exceptions import HTTPException
 
@@ -17,6 +19,10 @@ class ApiError(Exception):
         super().__init__(message)
         self.status, self.message, self.field = status, message, field
 
+    def headers(self) -> Iterable[tuple[str, str]]:
+        """Headers the answer carries besides the body."""
+        return ()
+
     @classmethod
     def from_input(cls, exc: InputError) -> ApiError:
         """A game's refusal (``"field: why"``) as a 400 naming that field."""
@@ -24,8 +30,18 @@ class ApiError(Exception):
         return cls(400, text, text.split(":", 1)[0] if ":" in text else None)
 
 
+#: The longest message an error says: a refusal quotes what it refuses cut short, and this
+#: bounds whatever else a message may carry.
+MAX_MESSAGE = 300
+
+
+def _short(text: str | None, width: int) -> str | None:
+    return text if text is None or len(text) <= width else text[: width - 3] + "..."
+
+
 def _answer(status: int, message: str | None, field: str | None = None) -> tuple[Response, int]:
-    return jsonify(error={"status": status, "field": field, "message": message}), status
+    error = {"status": status, "field": _short(field, 40), "message": _short(message, MAX_MESSAGE)}
+    return jsonify(error=error), status
 
 
 def register(app: Flask) -> None:
@@ -33,7 +49,9 @@ def register(app: Flask) -> None:
 
     @app.errorhandler(ApiError)
     def api_error(exc: ApiError) -> tuple[Response, int]:
-        return _answer(exc.status, exc.message, exc.field)
+        response, status = _answer(exc.status, exc.message, exc.field)
+        response.headers.extend(exc.headers())
+        return response, status
 
     @app.errorhandler(InputError)
     def input_error(exc: InputError) -> tuple[Response, int]:

@@ -1,13 +1,18 @@
 """Serving the web UI with waitress, a production-grade threaded WSGI server.
 
 Each page holds one stream (``/api/stream``) and maybe the picture (``/video.mjpg``) open,
-each on a server thread of its own, so the pool is sized for a room full of viewers.
+each on a server thread of its own. The streams are capped (:class:`StreamLimits`: per
+client address and in all, a 503 beyond) and the pool has a thread for every stream the
+caps allow and ``API_THREADS`` more, so the pages, the API and the controls never wait
+behind streams, however many are asked for.
 """
 
 from __future__ import annotations
 
 import secrets
 import threading
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from waitress import wasyncore
 from waitress.server import create_server
@@ -15,9 +20,14 @@ from waitress.server import create_server
 from vision.game import Game
 from vision.match.replay import Replay
 from webui.app import create_app
+from webui.guard import API_THREADS, StreamLimits, allowed_hosts
 
-#: Server threads: each open stream holds one.
-THREADS = 48
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIEnvironment
+
+#: Connections waitress keeps open at once (streams, idle keep-alive connections, and
+#: requests being read): well past the stream caps, so that a request is always accepted.
+CONNECTION_LIMIT = 1000
 
 
 class Server:
@@ -29,23 +39,36 @@ class Server:
         host: str = "127.0.0.1",
         port: int = 5000,
         replay: bool = False,
+        limits: StreamLimits | None = None,
+        token: str | None = None,
     ) -> None:
-        #: Listening beyond this machine: the controls need this token.
-        self.token = (
-            None if host in ("127.0.0.1", "localhost", "::1") else secrets.token_urlsafe(12)
-        )
-        if replay:
-            assert not isinstance(game, Game)
-            self.app = create_app(game, self.token, replay=game)
-        else:
-            self.app = create_app(game, self.token)
+        #: Listening beyond this machine: the controls need this token (made up here
+        #: unless given).
+        local = host in ("127.0.0.1", "localhost", "::1")
+        self.token = token if token is not None or local else secrets.token_urlsafe(12)
+        self.limits = limits or StreamLimits()
         self._server = create_server(
-            self.app, host=host, port=port, threads=THREADS, ident="TableSight"
+            self._answer,
+            host=host,
+            port=port,
+            threads=self.limits.total + API_THREADS,
+            connection_limit=CONNECTION_LIMIT,
+            ident="TableSight",
         )
         self.host = host
         self.port = int(self._server.effective_port)  # type: ignore[union-attr]
+        hosts = allowed_hosts(host, self.port)
+        if replay:
+            assert not isinstance(game, Game)
+            self.app = create_app(game, self.token, game, hosts, self.limits)
+        else:
+            self.app = create_app(game, self.token, None, hosts, self.limits)
         self._closing = False
         self._thread = threading.Thread(target=self._run, name="web", daemon=True)
+
+    def _answer(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        """The app, made once the port is known (its ``Host`` check names it)."""
+        return self.app(environ, start_response)
 
     @property
     def url(self) -> str:
@@ -74,7 +97,9 @@ class Server:
         none is still encoding a picture as the program exits. Stop the game first: its
         streams end then."""
         self._closing = True
+        # the request threads first: one that ends wakes the loop through the server's
+        # trigger, which closing the server closes
+        self._server.task_dispatcher.shutdown(timeout=3)  # type: ignore[union-attr]
         self._server.close()
         wasyncore.close_all(self._server._map)  # type: ignore[union-attr]
         self._thread.join(timeout=5)
-        self._server.task_dispatcher.shutdown(timeout=3)  # type: ignore[union-attr]

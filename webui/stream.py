@@ -10,13 +10,15 @@ fails) or the game closes.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, Response, current_app, request
 
+from webui.api import since
+from webui.guard import StreamSlots
+from webui.jsonio import dumps
 from webui.protocol import Refereed, game
 
 #: Most state messages per second on one stream (events go with the next one).
@@ -27,14 +29,16 @@ KEEPALIVE_S = 10.0
 #: part only once the next one has begun.
 PART = b"--frame\r\nContent-Type: image/jpeg\r\n\r\n"
 
+#: Where the app keeps its :class:`~webui.guard.StreamSlots` (``app.extensions``).
+SLOTS = "tablesight.streams"
+
 streams = Blueprint("streams", __name__)
 
 
 @streams.get("/api/stream")
 def stream() -> Response:
-    since = request.args.get("since", request.headers.get("Last-Event-ID", "0"))
-    first = int(since) if since.isdigit() else 0
-    return Response(
+    first = since()
+    return _held(
         _stream(game(), first),
         mimetype="text/event-stream",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
@@ -43,16 +47,30 @@ def stream() -> Response:
 
 @streams.get("/video.mjpg")
 def video() -> Response:
-    return Response(
+    return _held(
         _mjpeg(game()),
         mimetype="multipart/x-mixed-replace; boundary=frame",
         headers={"Cache-Control": "no-store"},
     )
 
 
+def _held(body: Iterator[Any], **options: Any) -> Response:
+    """A stream's response, holding one of the client's stream slots until it ends (a 503
+    when there is none left: :class:`~webui.guard.StreamSlots`)."""
+    slots: StreamSlots = current_app.extensions[SLOTS]
+    give_back = slots.take(request.remote_addr or "")
+    try:
+        response = Response(body, **options)
+    except BaseException:
+        give_back()
+        raise
+    response.call_on_close(give_back)
+    return response
+
+
 def _sse(kind: str, data: Any, event_id: int | None = None) -> str:
     head = f"id: {event_id}\n" if event_id is not None else ""
-    return f"{head}event: {kind}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+    return f"{head}event: {kind}\ndata: {dumps(data, separators=(',', ':'))}\n\n"
 
 
 def _stream(shown: Refereed, next_id: int) -> Iterator[str]:

@@ -5,11 +5,20 @@ the web tests use ``start`` and ``moved``), the match files to referee it with a
 
 Browser tests are marked ``@pytest.mark.browser``; they are skipped where Chromium is
 absent.
+
+For the security tests: ``played_game`` (the clip's move refereed, frame by frame, no
+thread), ``recorded_match`` (the clip recorded with its video, as ``run --record`` does)
+and ``hostile`` (a game or replay whose every name is markup, as a hostile roster or match
+file would carry: the loaders refuse such names now, so it is made here).
 """
 
 from __future__ import annotations
 
+import re
 import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,3 +66,136 @@ def browser():
         sync_api.expect.set_options(timeout=WAIT_MS)
         yield chromium
         chromium.close()
+
+
+@pytest.fixture
+def played_game(footage, setup, tmp_path):
+    """A game that has seen the ganger at (10, 10), then 7 in on at (17, 10) (over its 6):
+    the events ``phase_started``, ``model_moved``, ``violation`` (id 2)."""
+    import cv2
+
+    from vision.game import Game
+    from vision.sources import FileSource, Frame
+
+    _, pics = footage
+    cv2.imwrite(str(tmp_path / "0.png"), pics["start"])
+    game = Game(setup, FileSource(str(tmp_path)))
+    for k, name in enumerate(["start"] * 12 + ["moved"] * 12):
+        game.process(Frame(pics[name], k / 30, k))
+    return game
+
+
+@pytest.fixture(scope="module")
+def recorded_match(setup, match_files, tmp_path_factory) -> Path:
+    """The 30-frame clip (``match_files``) recorded by a game, with its video beside it."""
+    from vision.game import Game
+    from vision.match.writer import MatchWriter
+    from vision.sources import FileSource
+
+    video, _ = match_files
+    db = tmp_path_factory.mktemp("recorded") / "match.db"
+    writer = MatchWriter(db, setup, source=str(video))
+    Game(setup, FileSource(str(video)), recorder=writer).run()
+    writer.close()
+    return db
+
+
+#: Each name of the two-model table, and what a hostile file would call it instead: markup
+#: that runs script if it is ever parsed as HTML (it sets ``window.__pwned``).
+HOSTILE_NAMES = {
+    "ganger": "ganger<img src=x onerror=\"window.__pwned='ganger'\">&amp;",
+    "brute": "brute'><svg onload=window.__pwned='brute'>",
+    "red": "red<script>window.__pwned='red'</script>",
+    "blue": "blue<iframe srcdoc=\"<script>parent.__pwned='blue'</script>\"></iframe>",
+}
+#: A keyword every model is given, as markup.
+HOSTILE_KEYWORD = "<img src=x onerror=\"window.__pwned='keyword'\">"
+
+
+class _Event:
+    """An event as the web UI reads it (``id``, ``to_dict()``), its names made hostile."""
+
+    def __init__(self, event: Any, names: Callable[[Any], Any]) -> None:
+        self.id = event.id
+        self._dict = names(event.to_dict())
+
+    def to_dict(self) -> dict[str, Any]:
+        return self._dict
+
+
+class Hostile:
+    """A game or replay seen through hostile names: every name in what it answers
+    (states, events, messages, the roster) is the markup of ``HOSTILE_NAMES``, each model
+    has the keyword ``HOSTILE_KEYWORD``, and those names are taken back on the way in."""
+
+    def __init__(self, shown: Any) -> None:
+        self._shown = shown
+        self._back = {v: k for k, v in HOSTILE_NAMES.items()}
+        self._word = re.compile(r"\b(" + "|".join(map(re.escape, HOSTILE_NAMES)) + r")\b")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._shown, name)
+
+    def _out(self, value: Any) -> Any:
+        if isinstance(value, str):
+            if value in HOSTILE_NAMES:
+                return HOSTILE_NAMES[value]
+            return self._word.sub(lambda m: HOSTILE_NAMES[m.group(1)], value)
+        if isinstance(value, dict):
+            out = {self._out(k): self._out(v) for k, v in value.items()}
+            if "keywords" in out and isinstance(out["keywords"], list):
+                out["keywords"] = [*out["keywords"], HOSTILE_KEYWORD]
+            return out
+        if isinstance(value, (list, tuple)):
+            return [self._out(v) for v in value]
+        return value
+
+    def _in(self, name: str | None) -> str | None:
+        return self._back.get(name, name) if name is not None else None
+
+    def state(self) -> dict[str, Any]:
+        return self._out(self._shown.state())
+
+    def info(self) -> dict[str, Any]:
+        return self._out(self._shown.info())
+
+    def seek(self, t: float) -> dict[str, Any]:
+        return self._out(self._shown.seek(t))
+
+    def events_since(self, first_id: int) -> list[_Event]:
+        return [_Event(e, self._out) for e in self._shown.events_since(first_id)]
+
+    def neighbours(self, model_id: str) -> dict[str, Any]:
+        return self._out(self._shown.neighbours(self._in(model_id)))
+
+    def measure(self, a: str, b: str | None = None, point: Any = None) -> dict[str, Any]:
+        return self._out(self._shown.measure(self._in(a), self._in(b), point))
+
+    def set_side(self, side: str) -> list[_Event]:
+        return [_Event(e, self._out) for e in self._shown.set_side(self._in(side))]
+
+    def declare(self, model: str, action=None, target=None, roll=None) -> list[_Event]:
+        done = self._shown.declare(self._in(model), action, self._in(target), roll)
+        return [_Event(e, self._out) for e in done]
+
+    def start_phase(self, turn=None, side=None) -> list[_Event]:
+        return [_Event(e, self._out) for e in self._shown.start_phase(turn, self._in(side))]
+
+    def end_phase(self) -> list[_Event]:
+        return [_Event(e, self._out) for e in self._shown.end_phase()]
+
+    def next_turn(self) -> list[_Event]:
+        return [_Event(e, self._out) for e in self._shown.next_turn()]
+
+
+@pytest.fixture(scope="session")
+def hostile() -> Callable[[Any], Hostile]:
+    """Wraps a game or a replay so that every name it shows is markup (``HOSTILE_NAMES``
+    and ``HOSTILE_KEYWORD``, which the wrapper also offers as attributes)."""
+
+    def wrap(shown: Any) -> Hostile:
+        return Hostile(shown)
+
+    wrap.names = HOSTILE_NAMES  # type: ignore[attr-defined]
+    wrap.keyword = HOSTILE_KEYWORD  # type: ignore[attr-defined]
+    return wrap
