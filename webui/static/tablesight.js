@@ -7,7 +7,22 @@ const TS = (() => {
   const SVG = "http://www.w3.org/2000/svg";
   const PALETTE = ["#e8463c", "#3c8be8", "#f2b233", "#48b96b", "#b55fd6", "#e87b3c"];
   const params = new URLSearchParams(location.search);
-  const token = params.get("token");
+  const token = keepToken();
+
+  // The controls' token (a server listening on the LAN prints it in its URL): kept for this
+  // tab's requests, and taken out of the address bar so that it stays out of the history,
+  // bookmarks and links copied from the page.
+  function keepToken() {
+    const given = params.get("token");
+    const store = (() => { try { return window.sessionStorage; } catch (err) { return null; } })();
+    if (given === null) return store ? store.getItem("tablesight.token") : null;
+    if (store) store.setItem("tablesight.token", given);
+    params.delete("token");
+    const url = new URL(location.href);
+    url.search = params.toString();
+    history.replaceState(history.state, "", url);
+    return given;
+  }
 
   function option(name, fallback = true) {
     const v = params.get(name);
@@ -194,16 +209,32 @@ const TS = (() => {
     return data;
   }
 
+  // An HTML element with its text: every string from the server (names from a roster or a
+  // match file, messages) goes into the page as text, never as markup.
+  function html(name, text = null, parent = null) {
+    const node = document.createElement(name);
+    if (text !== null) node.textContent = text;
+    if (parent) parent.appendChild(node);
+    return node;
+  }
+
   // The card shown for a model: its profile, its move, and its distances to those near it.
   function modelCard(info) {
     const m = info.model;
-    const rows = info.near.map((n) =>
-      `<tr><td>${n.model}</td><td>${num(n.distance_in)} in +/- ${num(n.uncertainty_in)}</td></tr>`);
-    const move = m.move ? `moved ${num(m.move.shortest_in)} in of ${num(m.move.allowance_in)} ` +
-      `(straight ${num(m.move.straight_in)})` : "";
-    return `<h2>${m.id}</h2><div>${m.side}, unit ${m.unit}, M ${m.movement_in} in, ` +
-      `${m.base.shape} ${m.base.length_mm}x${m.base.width_mm} mm ${m.keywords.join(" ")}</div>` +
-      `<div>${move}</div><table data-testid="near">${rows.join("")}</table>`;
+    const card = document.createDocumentFragment();
+    html("h2", m.id, card);
+    html("div", `${m.side}, unit ${m.unit}, M ${m.movement_in} in, ` +
+      `${m.base.shape} ${m.base.length_mm}x${m.base.width_mm} mm ${m.keywords.join(" ")}`, card);
+    html("div", m.move ? `moved ${num(m.move.shortest_in)} in of ${num(m.move.allowance_in)} ` +
+      `(straight ${num(m.move.straight_in)})` : "", card);
+    const near = html("table", null, card);
+    near.dataset.testid = "near";
+    for (const n of info.near) {
+      const row = html("tr", null, near);
+      html("td", n.model, row);
+      html("td", `${num(n.distance_in)} in +/- ${num(n.uncertainty_in)}`, row);
+    }
+    return card;
   }
 
   // "ganger to brute: 15.40 in +/- 0.01" (or to a point "(20.00, 10.00)")
@@ -269,9 +300,14 @@ const TS = (() => {
       button.classList.remove("active");
       if (out) $("measure").textContent = measureText(out);
     }
+    let asked = 0;  // the newest card asked for is the one shown, whatever answers last
     async function hover(id) {
+      const mine = ++asked;
       const got = await act(get(`/api/models/${encodeURIComponent(id)}`));
-      if (got) $("info").innerHTML = modelCard(got);
+      if (got && mine === asked) {
+        $("info").textContent = "";
+        $("info").appendChild(modelCard(got));
+      }
     }
     async function click(id) {
       if (measuring === null) { page.select(id); hover(id); return; }
