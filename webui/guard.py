@@ -51,7 +51,9 @@ def allowed_hosts(host: str, port: int) -> frozenset[str] | None:
         names |= {"127.0.0.1", "localhost"}
     elif host == "::1":
         names |= {"localhost"}
-    return frozenset(f"[{n}]:{port}" if ":" in n else f"{n}:{port}" for n in names)
+    named = {f"[{n}]" if ":" in n else n for n in names}
+    # a browser leaves the port out of Host when it is HTTP's own
+    return frozenset({f"{n}:{port}" for n in named} | (named if port == 80 else set()))
 
 
 def check_host(hosts: frozenset[str]) -> None:

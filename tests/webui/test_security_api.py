@@ -131,7 +131,8 @@ def test_a_foreign_host_is_refused(played_game):
         answer = client.post("/api/phase", json={"action": "end"}, base_url=f"http://{host}")
         error(answer, 400, "Host")
     assert allowed_hosts("0.0.0.0", 5000) is None  # every address: reached by any name
-    assert allowed_hosts("192.168.1.20", 80) == frozenset({"192.168.1.20:80"})
+    assert allowed_hosts("192.168.1.20", 8000) == frozenset({"192.168.1.20:8000"})
+    assert allowed_hosts("192.168.1.20", 80) == frozenset({"192.168.1.20:80", "192.168.1.20"})
     assert "[::1]:5000" in allowed_hosts("::1", 5000)
 
 
