@@ -47,12 +47,13 @@ import bisect
 import json
 import logging
 import math
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import cv2
 import numpy as np
@@ -96,13 +97,65 @@ def _is_jpeg(data: bytes) -> bool:
     return data[:2] == b"\xff\xd8" and b"\xff\xc4" in data
 
 
+#: The RIFF lists a recorded AVI's pictures sit in, at any depth: the file (and its OpenDML
+#: extensions past 1 GB), the movie list and its record groups.
+_AVI_LISTS = {(b"RIFF", b"AVI "), (b"RIFF", b"AVIX"), (b"LIST", b"movi"), (b"LIST", b"rec ")}
+
+
+def avi_pictures(path: Path) -> list[tuple[int, int]] | None:
+    """Where each picture of an AVI file is: (offset, length) of each video chunk
+    (``NNdc``/``NNdb``), in order, found by walking the file's chunks from the start.
+
+    This needs neither the index at the end of the file nor the sizes written into its
+    headers when it is closed, so a file cut off (the program killed while recording) is
+    read right up to its last whole picture. ``None`` if the file is not an AVI file.
+    """
+    pictures: list[tuple[int, int]] = []
+    try:
+        with path.open("rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            head = f.read(12)
+            if head[:4] != b"RIFF" or head[8:12] != b"AVI ":
+                return None
+            pos = 0
+            while pos + 8 <= size:
+                f.seek(pos)
+                head = f.read(12)
+                fourcc, length = head[:4], int.from_bytes(head[4:8], "little")
+                if (fourcc, head[8:12]) in _AVI_LISTS:
+                    pos += 12  # go into it: its own size is not trusted (0 when cut off)
+                    continue
+                if pos + 8 + length > size:
+                    break  # cut off in the middle of this chunk
+                if len(fourcc) == 4 and fourcc[:2].isdigit() and fourcc[2:] in (b"dc", b"db"):
+                    pictures.append((pos + 8, length))
+                pos += 8 + length + (length & 1)
+    except OSError:
+        return None
+    return pictures
+
+
 class _Video:
-    """The match's video, one capture kept open: picture ``n`` as JPEG or decoded."""
+    """The match's video: picture ``n`` as JPEG or decoded.
+
+    A Motion JPEG AVI file (what ``run --record`` writes) is read by its own chunks (see
+    :func:`avi_pictures`): picture ``n`` is the ``n``-th picture written, exactly, even in
+    a file whose recording was killed before it was finished (no index at its end). Any
+    other video goes through OpenCV's capture, seeking by frame number.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
         self._jpegs: OrderedDict[int, bytes | None] = OrderedDict()
+        self._capture: cv2.VideoCapture | None = None
+        self._file: BinaryIO | None = None
+        self._chunks = avi_pictures(path)
+        if self._chunks:
+            self._file = path.open("rb")
+            #: Pictures in the file (one cut short may hold fewer than the frames table says).
+            self.count = len(self._chunks)
+            return
         capture = cv2.VideoCapture(str(path), cv2.CAP_FFMPEG)
         # FFmpeg hands over each stored picture as it is: a seek and a read cost no decoding.
         self._raw = capture.isOpened() and bool(capture.set(cv2.CAP_PROP_FORMAT, -1))
@@ -113,30 +166,31 @@ class _Video:
             capture.release()
             raise InputError(f"{path}: not a video OpenCV can read")
         self._capture = capture
-        #: Pictures in the file (a file cut short may hold fewer than the frames table says).
         self.count = max(0, int(capture.get(cv2.CAP_PROP_FRAME_COUNT)))
 
     def close(self) -> None:
         with self._lock:
-            self._capture.release()
+            if self._capture is not None:
+                self._capture.release()
+            if self._file is not None:
+                self._file.close()
 
     def _read(self, n: int) -> bytes | None:
         if self.count and not 0 <= n < self.count:
+            return None
+        if self._chunks and self._file is not None:
+            offset, length = self._chunks[n]
+            self._file.seek(offset)
+            return _as_jpeg(self._file.read(length))
+        if self._capture is None:
             return None
         self._capture.set(cv2.CAP_PROP_POS_FRAMES, n)
         ok, data = self._capture.read()
         if not ok or data is None:
             return None
         if self._raw:
-            raw = np.asarray(data, dtype=np.uint8).tobytes()
-            if _is_jpeg(raw):
-                return raw
-            image = cv2.imdecode(np.frombuffer(raw, np.uint8), cv2.IMREAD_COLOR)
-            if image is None:
-                return None
-        else:
-            image = data
-        ok, encoded = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 90])
+            return _as_jpeg(np.asarray(data, dtype=np.uint8).tobytes())
+        ok, encoded = cv2.imencode(".jpg", data, [cv2.IMWRITE_JPEG_QUALITY, 90])
         return encoded.tobytes() if ok else None
 
     def jpeg(self, n: int) -> bytes | None:
@@ -156,6 +210,18 @@ class _Video:
         if data is None:
             return None
         return cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+
+
+def _as_jpeg(raw: bytes) -> bytes | None:
+    """A stored picture as a JPEG a browser shows (one without its Huffman tables is
+    decoded and encoded again)."""
+    if _is_jpeg(raw):
+        return raw
+    image = cv2.imdecode(np.frombuffer(raw, np.uint8), cv2.IMREAD_COLOR)
+    if image is None:
+        return None
+    ok, encoded = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 90])
+    return encoded.tobytes() if ok else None
 
 
 # -- revisions -----------------------------------------------------------------------------------
