@@ -16,6 +16,8 @@ log = logging.getLogger("tablesight.web")
 
 #: The largest request body, bytes: the controls' bodies are a few dozen.
 MAX_BODY = 64 * 1024
+#: The deepest a request body may nest: the controls' bodies are flat objects.
+MAX_NESTING = 16
 
 
 class StrictJSON(DefaultJSONProvider):
@@ -25,6 +27,8 @@ class StrictJSON(DefaultJSONProvider):
     sort_keys = False
 
     def loads(self, s: str | bytes, **kwargs: Any) -> Any:
+        if nesting(s) > MAX_NESTING:
+            raise ValueError(f"JSON nested deeper than {MAX_NESTING}")
         try:
             return super().loads(s, **kwargs)
         except RecursionError:
@@ -35,6 +39,30 @@ class StrictJSON(DefaultJSONProvider):
         kwargs.setdefault("ensure_ascii", self.ensure_ascii)
         kwargs.setdefault("sort_keys", self.sort_keys)
         return dumps(obj, **kwargs)
+
+
+def nesting(text: str | bytes) -> int:
+    """How deep the arrays and objects of a JSON text nest (brackets inside strings do not
+    count), found without parsing it: what the parser would recurse into."""
+    raw = text.encode() if isinstance(text, str) else text
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):  # [ {
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in (0x5D, 0x7D):  # ] }
+            depth -= 1
+    return deepest
 
 
 def dumps(obj: Any, **kwargs: Any) -> str:

@@ -207,3 +207,18 @@ def test_a_stream_beyond_the_cap_is_a_503_and_its_slot_comes_back(played_game):
     assert again.status_code == 200
     again.close()
     held[1].close()
+
+
+@pytest.mark.parametrize(
+    ("text", "depth"),
+    [
+        ('{"a": 1}', 1),
+        ('{"a": "[[[{", "b": [[1]]}', 3),  # brackets inside a string do not count
+        ('["\\"[", [[]]]', 3),  # nor after an escaped quote
+        ("[" * 40 + "]" * 40, 40),
+    ],
+)
+def test_nesting_is_read_without_parsing(text, depth):
+    from webui.jsonio import nesting
+
+    assert nesting(text) == depth
