@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -448,7 +449,14 @@ DEMO_GAME = "necromunda"
 @click.option("--port", default=5000, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--no-browser", is_flag=True, help="Do not open a browser.")
 @click.option("--once", is_flag=True, help="Play the clip once and stop (default: loop).")
-def demo(game: str, port: int, no_browser: bool, once: bool) -> None:
+@click.option(
+    "--speed",
+    default=1.0,
+    hidden=True,
+    type=click.FloatRange(0.1, 100.0),
+    help="Play the clip this many times faster than real time (for tests).",
+)
+def demo(game: str, port: int, no_browser: bool, once: bool, speed: float = 1.0) -> None:
     """Play a bundled match through the live referee and serve the table view.
 
     The sample clip is processed exactly as a camera would be, at its real speed, and
@@ -478,7 +486,7 @@ def demo(game: str, port: int, no_browser: bool, once: bool) -> None:
         source = FileSource(str(folder / "match.mp4"))
     except (InputError, SourceError) as exc:
         fail(str(exc))
-    referee = Game(setup, source, paced=True, loop=not once, script=script)
+    referee = Game(setup, source, paced=True, loop=not once, speed=speed, script=script)
     referee.listen(lambda e: click.echo(_event_line(e)))
     server = _serve(referee, "127.0.0.1", port)
     click.echo(
@@ -496,8 +504,10 @@ def demo(game: str, port: int, no_browser: bool, once: bool) -> None:
 
 
 def _referee(referee: Game, server: Server) -> None:
-    """Run the game until its source ends or Ctrl-C; then stop it, the web server (whose
-    streams end with the game) and the match file, in that order."""
+    """Run the game until its source ends, Ctrl-C or a SIGTERM (a service manager, kill);
+    then stop it, the web server (whose streams end with the game) and the match file, in
+    that order."""
+    _stop_on_terminate(referee.stop)
     try:
         referee.run()
     except KeyboardInterrupt:
@@ -506,6 +516,20 @@ def _referee(referee: Game, server: Server) -> None:
         referee.stop()
         server.close()
         referee.close_recorder()  # a failure to finish it is one event line, not an exit
+
+
+def _stop_on_terminate(stop: Callable[[], object]) -> None:
+    """SIGTERM (and SIGHUP, the terminal closed) ends the program as Ctrl-C does: ``stop``
+    is called, and the command finishes its files on its way out."""
+    import signal
+
+    def handler(signum: int, _frame: object) -> None:
+        stop()
+
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None:
+            signal.signal(number, handler)
 
 
 def _recorder(path: Path | None, setup: Setup, source: str, video: bool) -> MatchWriter | None:
@@ -715,6 +739,11 @@ def replay(match: Path, port: int, no_browser: bool) -> None:
     if not no_browser:
         webbrowser.open(url)
     server.start()
+
+    def interrupt() -> None:
+        raise KeyboardInterrupt
+
+    _stop_on_terminate(interrupt)
     try:
         while server.running():
             time.sleep(0.5)

@@ -47,9 +47,15 @@ class Game:
 
     ``auto_phase`` starts the first movement phase at the first frame that shows the
     table (as ``analyze`` does without a script); ``paced`` plays a file source at its
-    own speed, as a camera would deliver it; ``loop`` starts a file over (as a new game)
-    when it ends. A ``script`` (``session.toml``) makes its phase changes and declarations
-    at their times, before the frame that reaches them; with one, no phase starts by itself.
+    own speed (times ``speed``: 2.0 plays it twice as fast), as a camera would deliver it;
+    ``loop`` starts a file over (as a new game) when it ends. A ``script``
+    (``session.toml``) makes its phase changes and declarations at their times, before the
+    frame that reaches them; with one, no phase starts by itself.
+
+    Times are times within the game, which starts at 0: a frame's ``t`` and ``index`` as
+    its source gives them (a file's first frame is at 0, and again at 0 when the file
+    is played again for the next game). The script's steps, the session's events and the
+    match file are all on that one clock; ``generation`` counts the games started over.
     """
 
     def __init__(
@@ -60,9 +66,12 @@ class Game:
         auto_phase: bool = True,
         paced: bool = False,
         loop: bool = False,
+        speed: float = 1.0,
         script: Script | None = None,
         recorder: MatchWriter | None = None,
     ) -> None:
+        if not speed > 0.0:
+            raise ValueError(f"speed: expected more than 0, got {speed}")
         self.setup = setup
         self.source = source
         self.script = script
@@ -70,6 +79,7 @@ class Game:
         self._steps = list(script.step) if script else []
         self.paced = paced and not source.live
         self.loop = loop and not source.live
+        self.speed = float(speed)
         self.lock = threading.RLock()
         #: Notified on every change; ``version`` counts them, ``generation`` counts restarts.
         self.changed = threading.Condition(self.lock)
@@ -176,7 +186,9 @@ class Game:
     # -- frames ---------------------------------------------------------------------------
 
     def process(self, frame: Frame) -> list[Event]:
-        """One frame observed and judged; the events it caused, recorded and told."""
+        """One frame observed and judged; the events it caused, recorded and told.
+
+        ``frame.t`` and ``frame.index`` are within the game (see the class)."""
         with self.lock:
             events: list[Event] = []
             while self._steps and self._steps[0].t <= frame.t:
@@ -217,15 +229,17 @@ class Game:
 
     def run(self, progress: Callable[[Frame], object] | None = None) -> None:
         """Process the source until it ends (a file without ``loop``) or ``stop()``;
-        ``progress`` is told of each frame once it is processed (a progress bar, say)."""
-        offset_t, offset_index = 0.0, 0
+        ``progress`` is told of each frame once it is processed (a progress bar, say).
+
+        A looping file starts over as a new game (:meth:`restart`); the file's clock starts
+        again at 0, and so does the game's: its script's steps come at their times again."""
         while not self._stop.is_set():
             last: Frame | None = None
             for frame in self._frames():
-                last = Frame(frame.image, frame.t + offset_t, frame.index + offset_index)
-                self.process(last)
+                last = frame
+                self.process(frame)
                 if progress is not None:
-                    progress(last)
+                    progress(frame)
                 if self._stop.is_set():
                     return
             if self.source.live:
@@ -234,7 +248,6 @@ class Game:
             if not self.loop or last is None:
                 break
             # Start over as a new game: a looped clip is not a move back to the start.
-            offset_t, offset_index = last.t + 1.0 / 30.0, last.index + 1
             self.restart()
         with self.lock:
             self.status = "ended"
@@ -248,7 +261,8 @@ class Game:
         began = time.monotonic()
         for frame in self.source.frames():
             if self.paced:
-                self._stop.wait(max(0.0, frame.t - (time.monotonic() - began)))
+                due = frame.t / self.speed
+                self._stop.wait(max(0.0, due - (time.monotonic() - began)))
             yield frame
 
     def _camera_lost(self) -> None:
