@@ -8,6 +8,7 @@ the command so that ``tablesight --help`` stays instant.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 from collections.abc import Callable
@@ -15,6 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import click
+
+# OpenCV's own "[ WARN ...]" lines (a camera not found, a stream retried) never reach the
+# terminal: every problem is told once, in our words. Read when cv2 is first imported.
+os.environ.setdefault("OPENCV_LOG_LEVEL", "ERROR")
+os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")
 
 if TYPE_CHECKING:
     from rules.session import Event
@@ -415,12 +421,14 @@ def run(
     """
     from rules.errors import InputError
     from vision.game import Game
-    from vision.sources import SourceError, open_source
+    from vision.sources import LiveSource, SourceError, open_source
 
     try:
         setup = _setup(game, table_path, roster_path, terrain_path, camera_path)
-        recorder = _recorder(record_path, setup, source, video=True)
         opened = open_source(source)
+        if isinstance(opened, LiveSource):
+            opened.wait_opened()
+        recorder = _recorder(record_path, setup, source, video=True)
     except (InputError, SourceError) as exc:
         fail(str(exc))
     referee = Game(setup, opened, paced=True, recorder=recorder)

@@ -23,8 +23,16 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-# A lost stream is reported once as "camera lost, retrying", not by FFmpeg on every retry.
+# A lost stream is reported once as "camera lost, retrying", not by FFmpeg on every retry,
+# and a camera that is not there is one line of ours, not OpenCV's "[ WARN ...]" lines.
 os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")
+cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_ERROR)
+
+#: How long a live source may take to deliver its first picture before it is taken for
+#: one that is not there.
+OPEN_WAIT_S = 8.0
+#: ... or fails to open this many times in a row before that.
+GIVE_UP_AFTER = 3
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"}
 
@@ -60,6 +68,11 @@ class FileSource:
             )
             if not self.images:
                 raise SourceError(f"{spec}: no images in this folder")
+        elif path.exists() and not path.is_file():
+            raise SourceError(
+                f"{spec}: a device or special file, not a video file or a folder of pictures"
+                " (a webcam is given by its number, e.g. --source 0)"
+            )
         elif path.is_file():
             self.images = []
             capture = cv2.VideoCapture(spec)
@@ -112,6 +125,10 @@ class LiveSource:
         self.status = "starting"
         self.granted: tuple[int, int, str] | None = None
         self._latest: Frame | None = None
+        #: Set once the source has delivered its first picture.
+        self.delivered = threading.Event()
+        #: Times the source could not be opened, or gave nothing, since the last picture.
+        self.failures = 0
         self._taken = -1
         self._cond = threading.Condition()
         self._stop = threading.Event()
@@ -147,6 +164,8 @@ class LiveSource:
                 if not ok:
                     break
                 self.status = "live"
+                self.failures = 0
+                self.delivered.set()
                 delay = self.retry_s[0]
                 with self._cond:
                     self._latest = Frame(image, time.monotonic() - start, index)
@@ -155,9 +174,35 @@ class LiveSource:
             capture.release()
             if self._stop.is_set():
                 break
+            self.failures += 1
             self.status = "camera lost, retrying"
             self._stop.wait(delay)
             delay = min(delay * 2.0, self.retry_s[1])
+
+    def wait_opened(self, timeout_s: float = OPEN_WAIT_S) -> None:
+        """Wait for the first picture; a source that gives none within ``timeout_s`` is
+        closed and is a :class:`SourceError` (once it has delivered, a source that drops
+        out is retried instead: "camera lost, retrying")."""
+        deadline = time.monotonic() + timeout_s
+        while not self.delivered.wait(0.1):
+            # a webcam that is not there fails at once, every time: no need to wait it out
+            if time.monotonic() > deadline or self.failures >= GIVE_UP_AFTER:
+                break
+        else:
+            return
+        self._stop.set()  # the reader may be stuck opening a stream: it is not waited for
+        with self._cond:
+            self._cond.notify_all()
+        if self.spec.isdigit():
+            what = f"camera {self.spec}: no such camera answers on this machine"
+        elif self.failures:
+            what = f"{self.spec}: the stream cannot be opened"
+        else:
+            what = f"{self.spec}: the stream sends no pictures"
+        raise SourceError(
+            f"{what} (tried for {time.monotonic() - deadline + timeout_s:.0f} s); is it plugged"
+            " in, switched on, and not in use by another program?"
+        )
 
     def frames(self, timeout_s: float | None = None) -> Iterator[Frame]:
         """The newest frame each time one arrives (frames in between are skipped)."""
