@@ -14,8 +14,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import shapely.ops
+from shapely.geometry import Point
+
 from rules.coherency import in_coherency, rise_between, spanning_tree
-from rules.geometry import Pose, centre_to_base, edge_distance
+from rules.geometry import Base, Pose, centre_to_base, edge_distance
 from rules.measure import Measure
 from rules.scene import Model, Scene
 from rules.session import Session
@@ -48,6 +51,7 @@ def describe(session: Session) -> dict[str, Any]:
             "in_phase": session.in_phase,
             "sides": list(dict.fromkeys(m.side for m in session.models.values())),
             "actions": sorted(rules.actions),
+            "headline": phase_headline(session),
         },
         "table": {"width_in": session.table.width_in, "depth_in": session.table.depth_in},
         "terrain": [
@@ -64,6 +68,14 @@ def describe(session: Session) -> dict[str, Any]:
         "links": links(session, scene),
         "flags": flags(session),
     }
+
+
+def phase_headline(session: Session) -> str:
+    """What the phase is, for a broadcast: "turn 2: escher moving" (or "turn 2: movement"
+    with no side named; "turn 2: no phase" between phases)."""
+    if not session.in_phase:
+        return f"turn {session.turn}: no phase"
+    return f"turn {session.turn}: " + (f"{session.side} moving" if session.side else "movement")
 
 
 def _model(session: Session, m: Model) -> dict[str, Any]:
@@ -150,8 +162,17 @@ def links(session: Session, scene: Scene) -> list[dict[str, Any]]:
 
 def flags(session: Session) -> list[dict[str, Any]]:
     """The findings open now, with the numbers as they stand and the players' decision."""
+    unit = "sq" if session.ruleset.grid is not None else "in"
     out = []
     for event, f in session.flags():
+        caption = flag_caption(f.rule, f.measured, f.limit, f.uncertainty, f.other, unit)
+        if caption is None:  # no numbers: the finding's own sentence, less the model's name
+            headline = f.message
+            caption = f.message.removeprefix(f.model).lstrip(" ") or f.message
+        elif caption.startswith("'s "):
+            headline, caption = f.model + caption, caption[3:]
+        else:
+            headline = f"{f.model} {caption}"
         out.append(
             {
                 "id": event.id,
@@ -163,10 +184,76 @@ def flags(session: Session) -> list[dict[str, Any]]:
                 "limit": None if f.limit is None else round(f.limit, 3),
                 "uncertainty": None if f.uncertainty is None else round(f.uncertainty, 3),
                 "message": f.message,
+                "label": flag_label(f.rule, f.measured, f.limit, f.uncertainty, unit),
+                "caption": caption,
+                "headline": headline,
                 "decision": session.decisions.get(event.id),
             }
         )
     return out
+
+
+def _n(value: float) -> str:
+    """A number as a commentator says it: 5.00 is "5", 5.50 is "5.5", 7.083 is "7.08"."""
+    return f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+def flag_label(
+    rule: str, measured: float | None, limit: float | None, uncertainty: float | None, unit: str
+) -> str:
+    """The flag written on its model for the players: "movement: 7.08 in / 5.00", or
+    "close call: 0.97 in +/- 0.04 / 1.00"; the rule alone when it has no numbers."""
+    name = rule.replace("_", " ")
+    if measured is None:
+        return name
+    pm = f" +/- {uncertainty:.2f}" if uncertainty else ""
+    bound = "-" if limit is None else f"{limit:.2f}"
+    return f"{name}: {measured:.2f} {unit}{pm} / {bound}"
+
+
+def flag_caption(
+    rule: str,
+    measured: float | None,
+    limit: float | None,
+    uncertainty: float | None,
+    other: str | None,
+    unit: str = "in",
+) -> str | None:
+    """What a flag says to viewers, after its model's name (a broadcast's words, no
+    slashes): "moved 7.08 in, allowed 5". A caption that starts "'s " is possessive
+    ("'s charge ended 0.50 in from krotos, must stop 1 away"). None without numbers."""
+    if measured is None or limit is None:
+        return None
+    m, lim = f"{measured:.2f} {unit}", _n(limit)
+    them = other or "another model"
+    about = f"about {m}" if uncertainty else m
+    match rule:
+        case "movement":
+            return f"moved {about}, allowed {lim}"
+        case "charge" if measured < limit:
+            return f"'s charge ended {about} from {them}, must stop {lim} away"
+        case "charge":
+            return f"'s charge fell short: {about} from {them}, needed {lim}"
+        case "control_zone":
+            return f"ended {about} from {them}, inside its {lim} {unit} zone"
+        case "close_call":
+            return f"is too close to call: {about} against {lim}"
+        case "coherency":
+            return f"is {about} from {them}, coherency allows {lim}"
+        case "off_table":
+            return f"is {about} off the table"
+        case "base_overlap":
+            return f"overlaps {them} by {about}"
+        case "terrain":
+            return f"stands {about} inside terrain"
+        case "ramming":
+            return f"ended {about} from friendly {them}: both roll"
+        case "retreat" | "engaged":
+            return f"is {about} from {them}, must be over {lim}"
+        case "action":
+            return f"was {about} from {them}, the most is {lim}"
+        case _:
+            return f"{rule.replace('_', ' ')}: {about}, allowed {lim}"
 
 
 def neighbours(session: Session, model_id: str, within_in: float = NEAR_IN) -> dict[str, Any]:
@@ -207,7 +294,13 @@ def measure(
             raise KeyError(b)
         gap = edge_distance(first.base, first.pose, second.base, second.pose)
         sigma = math.hypot(first.sigma_in, second.sigma_in)
-        return {"from": a, "to": b, "distance_in": round(gap, 3), "uncertainty_in": round(sigma, 3)}
+        return {
+            "from": a,
+            "to": b,
+            "distance_in": round(gap, 3),
+            "uncertainty_in": round(sigma, 3),
+            "points": closest_points(first.base, first.pose, second.base, second.pose),
+        }
     assert point is not None
     gap = centre_to_base(first.base, first.pose, point)
     return {
@@ -215,4 +308,29 @@ def measure(
         "to": [point[0], point[1]],
         "distance_in": round(gap, 3),
         "uncertainty_in": round(first.sigma_in, 3),
+        "points": [_nearest_on(first.base, first.pose, point), [point[0], point[1]]],
     }
+
+
+def _nearest_on(base: Base, pose: Pose, xy: tuple[float, float]) -> list[float]:
+    """The point of the base's edge nearest ``xy`` (``xy`` itself inside the base)."""
+    if base.shape == "round":
+        d = math.dist(xy, pose.xy)
+        if d <= base.radius_in:
+            return [xy[0], xy[1]]
+        k = base.radius_in / d
+        return [round(pose.x + (xy[0] - pose.x) * k, 4), round(pose.y + (xy[1] - pose.y) * k, 4)]
+    near, _ = shapely.ops.nearest_points(base.footprint(pose), Point(xy))
+    return [round(near.x, 4), round(near.y, 4)]
+
+
+def closest_points(a: Base, pose_a: Pose, b: Base, pose_b: Pose) -> list[list[float]]:
+    """The two points, one on each base's edge, between which ``edge_distance`` is measured
+    (for a view to draw the measured line); the two centres when the bases overlap."""
+    if a.shape == "round" and b.shape == "round":
+        return [_nearest_on(a, pose_a, pose_b.xy), _nearest_on(b, pose_b, pose_a.xy)]
+    fa, fb = a.footprint(pose_a), b.footprint(pose_b)
+    if fa.intersects(fb):
+        return [[pose_a.x, pose_a.y], [pose_b.x, pose_b.y]]
+    pa, pb = shapely.ops.nearest_points(fa, fb)
+    return [[round(pa.x, 4), round(pa.y, 4)], [round(pb.x, 4), round(pb.y, 4)]]

@@ -202,7 +202,11 @@ def test_table_view_draws_each_model_once_and_flags_the_long_move(open_page, ser
     expect(broadcast.locator("#picture")).to_have_js_property("naturalWidth", 1920)
     expect(broadcast.locator("svg#overlay text.flag-label.violation")).to_have_count(1)
     expect(broadcast.locator("#ticker .tick.violation")).to_have_count(1)
-    assert 6.98 <= measured(broadcast.locator("svg#overlay text.flag-label").text_content()) <= 7.02
+    # for viewers, in words: "moved 7.00 in, allowed 6", the ticker naming the model
+    caption = broadcast.locator("svg#overlay text.flag-label").text_content()
+    found = re.fullmatch(r"moved (\d+\.\d\d) in, allowed 6", caption)
+    assert found and 6.98 <= float(found.group(1)) <= 7.02, caption
+    expect(broadcast.locator("#ticker .tick.violation")).to_have_text(f"ganger {caption}")
     artefact(broadcast, "broadcast.png")
 
 
@@ -304,18 +308,16 @@ def test_overlay_is_transparent_but_for_the_shapes(open_page, clip):
 def test_broadcast_fits_1920x1080_with_the_overlay_and_the_ticker(open_page, server):
     page = open_page("/broadcast", 1920, 1080)
     expect(page.locator("svg#overlay path.base")).to_have_count(2)
-    # the three newest events but moves, hides and phase ends, newest first; by now the
-    # long move's violation, the charge's advisory (short of the brute) and the
-    # violation resolved by that charge
-    shown = [
-        e
-        for e in api(server, "/api/events")["events"]
-        if e["kind"] not in ("model_moved", "phase_ended", "model_hidden")
-    ][::-1][:3]
-    assert [e["kind"] for e in shown] == ["resolved", "advisory", "violation"]
+    # what is current, newest first: by now the charge's advisory (short of the brute; the
+    # long move's violation was resolved by that charge), then the phase being played
+    state = api(server, "/api/state")
+    [advisory] = [f for f in state["flags"] if not f["decision"]]
     ticks = page.locator("#ticker .tick")
-    expect(ticks).to_have_text([e["message"] for e in shown])
-    expect(ticks.first).to_have_class(re.compile(r"\bresolved\b"))
+    expect(ticks).to_have_text([advisory["headline"], state["session"]["headline"]])
+    assert re.fullmatch(
+        r"ganger's charge fell short: \d+\.\d\d in from brute, needed 1", advisory["headline"]
+    ), advisory["headline"]
+    expect(ticks.first).to_have_class(re.compile(r"\badvisory\b"))
     sizes = page.evaluate(
         """() => [document.documentElement, document.body].map(
                (e) => [e.scrollWidth, e.scrollHeight])"""

@@ -1,28 +1,45 @@
 // The broadcast and overlay pages (for OBS): the overlay on the picture (or on nothing)
-// and a ticker of the newest events.
+// and a ticker of what is current: the open flags not yet decided, newest first, and the
+// phase being played. Every word comes from the server (rules/view.py: each flag's
+// ``headline`` and ``caption``, the session's ``headline``).
 "use strict";
 
 (() => {
   const svg = document.getElementById("overlay");
   const ticker = document.getElementById("ticker");
   const opts = { zones: TS.option("zones"), links: TS.option("links"), labels: TS.option("labels"),
-                 allReach: true, labelOffset: 22 };
+                 allReach: true, caption: true, fontPx: 22 };
   if (!TS.option("ticker")) ticker.hidden = true;
+  const LINES = 3;
+
+  function tick(state) {
+    const lines = state.flags.filter((f) => !f.decision).sort((a, b) => b.id - a.id)
+      .map((f) => ({ key: `flag:${f.id}`, kind: f.kind, text: f.headline, flag: f.id }));
+    if (state.session.in_phase) lines.push({ key: "phase", kind: "phase", text: state.session.headline });
+    const shown = lines.slice(0, LINES);
+    const old = new Map([...ticker.children].map((n) => [n.dataset.key, n]));
+    shown.forEach((line, i) => {
+      let item = old.get(line.key);
+      if (item) old.delete(line.key);
+      else { item = document.createElement("div"); item.dataset.key = line.key; }
+      if (item.className !== `tick ${line.kind}`) item.className = `tick ${line.kind}`;
+      if (item.textContent !== line.text) item.textContent = line.text;
+      if (line.flag !== undefined) item.dataset.flag = line.flag;
+      if (ticker.children[i] !== item) ticker.insertBefore(item, ticker.children[i] || null);
+    });
+    for (const n of old.values()) n.remove();
+  }
+
   TS.connect({
     state(state) {
+      tick(state);
       const cam = state.camera;
-      if (!cam) return;
-      svg.setAttribute("viewBox", `0 0 ${cam.image_size[0]} ${cam.image_size[1]}`);
-      TS.draw(svg, state, TS.projector(cam), opts);
+      if (!cam) { TS.draw(svg, null, null, opts); return; }
+      const [w, h] = cam.image_size;
+      svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
+      TS.draw(svg, state, TS.projector(cam), { ...opts, bounds: [0, 0, w, h] });
     },
-    event(e) {
-      if (["model_moved", "phase_ended", "model_hidden"].includes(e.kind)) return;
-      const item = document.createElement("div");
-      item.className = `tick ${e.kind}`;
-      item.textContent = e.message;
-      ticker.prepend(item);
-      while (ticker.children.length > 3) ticker.lastChild.remove();
-    },
+    event() {},
     reset() { ticker.textContent = ""; },
   });
 })();

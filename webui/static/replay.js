@@ -8,11 +8,12 @@
   const $ = (id) => document.getElementById(id);
   const overlay = $("overlay"), map = $("map"), timeline = $("timeline");
   const opts = { zones: TS.option("zones"), links: TS.option("links"), labels: TS.option("labels"),
-                 allReach: false };
+                 allReach: false, fit: true, fontPx: 14 };
   let info = null;      // the match: footage, revisions, roster, events of the revision shown
   let pos = null;       // where the replay stands: t, frame, prev_t, next_t, revision
   let state = null;     // the table at that moment, as the live view gets it
-  let selected = null;
+  let selected = null;  // one selection: the Model control, the card and the highlight
+  let measured = null;  // the measured line drawn
   let playing = null;   // {from, began} while playing
   let wanted = null, seeking = null;  // the newest time asked for; the seeks under way
   let dragging = false;  // the timeline's handle is held
@@ -114,12 +115,11 @@
     if (!dragging) timeline.value = pos.frame.t;
     keepTime();
 
-    const common = { ...opts, selected, onModel: (id) => tool.click(id), onHover: (id) => tool.hover(id) };
     if (info.video) {
       const src = `/replay/frame.jpg?t=${encodeURIComponent(pos.frame.t)}`;
       if ($("picture").getAttribute("src") !== src) $("picture").setAttribute("src", src);
     }
-    TS.drawViews(overlay, map, state, common);
+    TS.drawViews(overlay, map, state, { ...opts, selected, measured });
     TS.listFlags($("flags"), state.flags, (id, decision) =>
       rejudged(TS.post(`/api/flags/${id}`, { decision })));
     markNow();
@@ -170,8 +170,8 @@
     fill($("filter-unit"), distinct(info.roster.map((m) => m.unit)), true, "all");
     fill($("filter-side"), distinct(info.roster.map((m) => m.side)), true, "all");
     fill($("filter-rule"), distinct(info.events.map((e) => e.rule)), true, "all");
-    fill($("model"), ids);
-    if (selected) $("model").value = selected;
+    fill($("model"), ids, false, "-");
+    $("model").value = selected || "";
     const chosen = $("action").value;
     fill($("action"), info.actions);
     if (!info.actions.includes(chosen) && info.actions.includes("move")) $("action").value = "move";
@@ -222,9 +222,16 @@
 
   // -- models and measuring (as on the table view) ----------------------------------------
 
+  function select(id) {
+    selected = id || null;
+    $("model").value = selected || "";
+    tool.card(selected);
+    render();
+  }
+
   const tool = TS.modelTool({
-    map, table: () => state.table,
-    select(id) { selected = id; $("model").value = id; render(); },
+    map, overlay, table: () => state.table, select,
+    measured(out) { measured = out; render(); },
   });
 
   // -- controls ---------------------------------------------------------------------------
@@ -238,7 +245,7 @@
   for (const id of ["filter-model", "filter-unit", "filter-side", "filter-rule"]) {
     $(id).onchange = renderEvents;
   }
-  $("model").onchange = () => { selected = $("model").value; tool.hover(selected); render(); };
+  $("model").onchange = () => select($("model").value);
   $("declare").onclick = () => {
     const body = { model: $("model").value, action: $("action").value };
     if ($("target").value) body.target = $("target").value;
@@ -258,7 +265,7 @@
     end: () => go(info.end_t),
     play: () => (playing ? stop() : play()),
     measure: () => tool.start(),
-    cancel() { tool.cancel(); selected = null; render(); },
+    cancel() { tool.cancel(); select(null); },
   }, () => info !== null);
 
   // -- start: the match, then the moment in the address (?time=) or where the replay stands

@@ -4,9 +4,10 @@
 (() => {
   const $ = (id) => document.getElementById(id);
   const overlay = $("overlay"), map = $("map");
-  let state = null, selected = null;
+  // One selection: the Model control, the card and the highlight all show ``selected``.
+  let state = null, selected = null, measured = null, version = null, carded = 0;
   const opts = { zones: TS.option("zones"), links: TS.option("links"), labels: TS.option("labels"),
-                 allReach: false };
+                 allReach: false, fit: true, fontPx: 14 };
 
   const { act, fill } = TS;
 
@@ -19,8 +20,11 @@
     const ids = state.models.map((m) => m.id);
     if (document.activeElement !== $("side")) fill($("side"), s.sides, false, "-");
     if (document.activeElement !== $("side")) $("side").value = s.side || "";
-    if (document.activeElement !== $("model")) fill($("model"), ids);
-    if (selected && document.activeElement !== $("model")) $("model").value = selected;
+    if (selected && !ids.includes(selected)) { selected = null; tool.card(null); }
+    if (document.activeElement !== $("model")) {
+      fill($("model"), ids, false, "-");
+      $("model").value = selected || "";
+    }
     if (document.activeElement !== $("action")) {
       // the actions come sorted; until one is chosen, a declaration is a plain move
       const chosen = $("action").value;
@@ -28,8 +32,13 @@
       if (!s.actions.includes(chosen) && s.actions.includes("move")) $("action").value = "move";
     }
     if (document.activeElement !== $("target")) fill($("target"), ids, true, "none");
-    const common = { ...opts, selected, onModel: (id) => tool.click(id), onHover: (id) => tool.hover(id) };
-    TS.drawViews(overlay, map, state, common);
+    TS.drawViews(overlay, map, state, { ...opts, selected, measured });
+    // the card's distances follow the table, once a second at most
+    if (selected && state.live.version !== version && performance.now() - carded > 1000) {
+      version = state.live.version;
+      carded = performance.now();
+      tool.card(selected);
+    }
     TS.listFlags($("flags"), state.flags, (id, decision) =>
       act(TS.post(`/api/flags/${id}`, { decision })));
   }
@@ -43,9 +52,17 @@
     while ($("events").children.length > 200) $("events").lastChild.remove();
   }
 
+  function select(id) {
+    selected = id || null;
+    $("model").value = selected || "";
+    carded = performance.now();
+    tool.card(selected);
+    render();
+  }
+
   const tool = TS.modelTool({
-    map, table: () => state.table,
-    select(id) { selected = id; $("model").value = id; render(); },
+    map, overlay, table: () => state.table, select,
+    measured(out) { measured = out; render(); },
   });
 
   const phase = (action) => act(TS.post("/api/phase", { action }));
@@ -54,7 +71,7 @@
   $("next-turn").onclick = () => phase("next_turn");
   $("side").onchange = () => $("side").value &&
     act(TS.post("/api/phase", { action: "side", side: $("side").value }));
-  $("model").onchange = () => { selected = $("model").value; tool.hover(selected); render(); };
+  $("model").onchange = () => select($("model").value);
   function declare() {
     const body = { model: $("model").value, action: $("action").value };
     if ($("target").value) body.target = $("target").value;
@@ -85,7 +102,7 @@
     declare,
     accept_flag: () => decideNewest("accept"),
     dismiss_flag: () => decideNewest("dismiss"),
-    cancel() { tool.cancel(); selected = null; render(); },
+    cancel() { tool.cancel(); select(null); },
   });
 
   TS.connect({

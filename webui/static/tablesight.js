@@ -92,78 +92,282 @@ const TS = (() => {
 
   const num = (v, digits = 2) => (v === null || v === undefined ? "-" : Number(v).toFixed(digits));
 
-  // "movement: 7.30 in / 6.00" or "close call: 0.97 in +/- 0.04 / 1.00"
-  function flagLabel(f) {
-    const pm = f.uncertainty ? ` +/- ${num(f.uncertainty)}` : "";
-    if (f.measured === null) return f.rule;
-    return `${f.rule.replace("_", " ")}: ${num(f.measured)} in${pm} / ${num(f.limit)}`;
+  // A flag's words come from the server (rules/view.py): ``label`` with the numbers for the
+  // players ("movement: 7.30 in / 6.00"), ``caption`` and ``headline`` for viewers.
+  function flagLabel(f) { return f.label; }
+
+  // -- drawing ---------------------------------------------------------------------------
+  // Each drawing keeps its layers, and each layer its shapes, keyed (by model id, flag id,
+  // ...): a redraw updates them in place, so the shape under the pointer stays the same
+  // element however often the state comes.
+
+  const LAYERS = ["edge", "terrain", "zones", "links", "reach", "rings", "bases", "marks",
+                  "measure", "leaders", "labels"];
+
+  function layers(svg) {
+    if (!svg._layers) {
+      svg._layers = {};
+      for (const name of LAYERS) svg._layers[name] = el("g", { class: name }, svg);
+    }
+    return svg._layers;
   }
 
-  // Draws the state into an <svg>. ``map`` turns table inches into the svg's units.
+  // Makes ``group``'s children the ``items`` ({key, tag, attrs, text, make}) in order: a
+  // child of the same key is kept and its attributes changed where they differ.
+  function sync(group, items) {
+    const old = new Map();
+    for (const c of group.children) old.set(c.getAttribute("data-key"), c);
+    let i = 0;
+    for (const it of items) {
+      let node = old.get(it.key);
+      if (node && node.tagName !== it.tag) node = undefined;
+      if (node) old.delete(it.key);
+      else {
+        node = document.createElementNS(SVG, it.tag);
+        node.setAttribute("data-key", it.key);
+        if (it.make) it.make(node);
+      }
+      for (const [k, v] of Object.entries(it.attrs)) {
+        const value = String(v);
+        if (node.getAttribute(k) !== value) node.setAttribute(k, value);
+      }
+      for (const a of [...node.attributes]) {
+        if (a.name !== "data-key" && !(a.name in it.attrs)) node.removeAttribute(a.name);
+      }
+      if (it.text !== undefined && node.textContent !== it.text) node.textContent = it.text;
+      if (group.children[i] !== node) group.insertBefore(node, group.children[i] || null);
+      i++;
+    }
+    for (const n of old.values()) n.remove();
+  }
+
+  // Screen pixels to the drawing's units (its viewBox scales it uniformly).
+  function unitsPerPixel(svg) {
+    const ctm = svg.getScreenCTM && svg.getScreenCTM();
+    if (ctm && ctm.a > 0) return 1 / ctm.a;
+    const vb = svg.viewBox && svg.viewBox.baseVal;
+    return vb && vb.width && svg.clientWidth ? vb.width / svg.clientWidth : 1;
+  }
+
+  // A text's width and its ascent and descent, in pixels at ``px``.
+  const ruler = document.createElement("canvas").getContext("2d");
+  const FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
+  const sizes = new Map();
+  function textSize(text, px) {
+    const key = `${px}|${text}`;
+    if (!sizes.has(key)) {
+      ruler.font = `600 ${px}px ${FONT}`;
+      const m = ruler.measureText(text);
+      const up = m.fontBoundingBoxAscent || px * 0.95, down = m.fontBoundingBoxDescent || px * 0.25;
+      if (sizes.size > 2000) sizes.clear();
+      sizes.set(key, { w: m.width, up, down });
+    }
+    return sizes.get(key);
+  }
+
+  const hits = (a, b) => a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
+
+  // Where each label goes: a greedy placer. Labels are placed in order (names, then flags,
+  // then the measure), each at the cheapest of its candidate spots round its anchor (a
+  // side of the base, then farther out ring by ring) that stays inside ``bounds`` and
+  // clear of every label placed before it; covering a base or a mark costs more. A label
+  // put farther than its first ring gets a leader line to its model.
+  // ``labels``: {text, anchor: [x, y], r (the base's reach), prefer: "above" | "below"};
+  // every length in the drawing's units, ``px`` the font's size on screen, ``k`` units
+  // per pixel. Returns the boxes [left, top, right, bottom], the text's baseline and
+  // whether a leader is drawn.
+  const SPOTS = [[0, -1, 0], [0, 1, 1], [1, 0, 1.5], [-1, 0, 1.5], [1, -1, 2], [-1, -1, 2],
+                 [1, 1, 2.5], [-1, 1, 2.5], [0.5, -1, 2.2], [-0.5, -1, 2.2], [0.5, 1, 2.7],
+                 [-0.5, 1, 2.7]];
+  function place(labels, obstacles, bounds, px, k) {
+    const placed = [];
+    const pad = 0.12 * px * k;
+    for (const lab of labels) {
+      const size = textSize(lab.text, px);
+      const w = size.w * k + 2 * pad, h = (size.up + size.down) * k + 2 * pad;
+      const [ax, ay] = lab.anchor, r = lab.r, gap = 0.15 * px * k;
+      let best = null;
+      for (let ring = 0; ring < 7; ring++) {
+        const out = ring * h * 1.05;
+        for (const [sx, sy, cost0] of SPOTS) {
+          const flip = lab.prefer === "below" && sx === 0 ? -1 : 1;
+          const ux = sx, uy = sy * flip;
+          const diag = ux !== 0 && uy !== 0 ? 0.72 : 1;
+          const cx = ax + (Math.abs(ux) === 0.5 ? ux * w : ux * ((r + gap) * diag + w / 2 + out));
+          const cy = ay + uy * ((r + gap) * diag + h / 2 + out);
+          const box = [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2];
+          if (box[0] < bounds[0] || box[1] < bounds[1] || box[2] > bounds[2] || box[3] > bounds[3]) continue;
+          let cost = ring * 4 + cost0;
+          let clash = 0;
+          for (const p of placed) if (hits(box, p.box)) clash++;
+          for (const o of obstacles) if (o.owner !== lab.owner && hits(box, o.box)) cost += 3;
+          cost += clash * 1000;
+          if (!best || cost < best.cost) best = { cost, box, ring };
+        }
+        if (best && best.cost < 1000 && best.cost <= (ring + 1) * 4) break;
+      }
+      if (!best) {  // nowhere inside the bounds: over the anchor
+        best = { box: [ax - w / 2, ay - h / 2, ax + w / 2, ay + h / 2], ring: 0 };
+      }
+      const [l, t, rr, b] = best.box;
+      placed.push({ ...lab, box: best.box, x: (l + rr) / 2, y: t + pad + size.up * k,
+                    leader: best.ring > 0 });
+    }
+    return placed;
+  }
+
+  // The exclamation badge of a flagged model, drawn in a unit circle.
+  function makeBadge(node) {
+    el("circle", { r: 1, class: "badge-disc" }, node);
+    el("path", { d: "M-0.15 -0.62 L0.15 -0.62 L0.09 0.16 L-0.09 0.16 Z M0 0.3 A0.16 0.16 0 1 0 0.001 0.3 Z",
+                 class: "badge-glyph" }, node);
+  }
+
+  function boxOf(points) {
+    let l = Infinity, t = Infinity, r = -Infinity, b = -Infinity;
+    for (const [x, y] of points) { l = Math.min(l, x); t = Math.min(t, y); r = Math.max(r, x); b = Math.max(b, y); }
+    return [l, t, r, b];
+  }
+
+  // Draws the state into an <svg>. ``map`` turns table inches into the svg's units;
+  // ``opts.bounds`` is the part of the svg shown [left, top, right, bottom].
   function draw(svg, state, map, opts) {
-    while (svg.firstChild) svg.removeChild(svg.firstChild);
-    if (!state || !map) return;
+    const L = layers(svg);
+    if (!state || !map) {
+      for (const g of Object.values(L)) sync(g, []);
+      return;
+    }
     const colours = sideColours(state.session.sides);
     const flagged = {};
     for (const f of state.flags) {
       if (f.decision === "dismiss") continue;
       (flagged[f.model] = flagged[f.model] || []).push(f);
     }
-    const g = (cls) => el("g", { class: cls }, svg);
-    const terrain = g("terrain");
-    for (const t of state.terrain) {
-      el("path", { d: pathOf(t.polygon, map), class: "terrain-piece", "data-terrain": t.id }, terrain);
-    }
-    if (opts.zones) {
-      const zones = g("zones");
-      for (const z of state.zones) {
-        el("path", { d: pathOf(z.outline, map), class: "zone", "data-zone": z.model,
-                     stroke: colours[z.side] }, zones);
-      }
-    }
-    if (opts.links) {
-      const links = g("links");
-      for (const l of state.links) {
-        const [a, b] = l.points;
-        const [x1, y1] = map(a[0], a[1]), [x2, y2] = map(b[0], b[1]);
-        el("line", { x1, y1, x2, y2, class: l.ok ? "link" : "link broken",
-                     "data-link": `${l.a}-${l.b}` }, links);
-      }
-    }
-    const reach = g("reach");
+    const k = unitsPerPixel(svg), px = opts.fontPx || 14;
+    sync(L.terrain, state.terrain.map((t) => ({
+      key: t.id, tag: "path",
+      attrs: { d: pathOf(t.polygon, map), class: "terrain-piece", "data-terrain": t.id } })));
+    sync(L.zones, !opts.zones ? [] : state.zones.map((z) => ({
+      key: z.model, tag: "path",
+      attrs: { d: pathOf(z.outline, map), class: "zone", "data-zone": z.model, stroke: colours[z.side] } })));
+    sync(L.links, !opts.links ? [] : state.links.map((l) => {
+      const [a, b] = l.points;
+      const [x1, y1] = map(a[0], a[1]), [x2, y2] = map(b[0], b[1]);
+      return { key: `${l.a}-${l.b}`, tag: "line",
+               attrs: { x1, y1, x2, y2, class: l.ok ? "link" : "link broken", "data-link": `${l.a}-${l.b}` } };
+    }));
+    const reach = [];
     for (const m of state.models) {
       if (!m.move || !(opts.selected === m.id || (opts.allReach && m.moved))) continue;
-      el("path", { d: pathOf(ring(m.start[0], m.start[1], m.move.allowance_in), map),
-                   class: "allowance", "data-reach": m.id }, reach);
+      reach.push({ key: `allowance:${m.id}`, tag: "path",
+                   attrs: { d: pathOf(ring(m.start[0], m.start[1], m.move.allowance_in), map),
+                            class: "allowance", "data-reach": m.id } });
       if (m.move.route.length > 1) {
-        el("path", { d: pathOf(m.move.route, map, false), class: "route", "data-route": m.id }, reach);
+        reach.push({ key: `route:${m.id}`, tag: "path",
+                     attrs: { d: pathOf(m.move.route, map, false), class: "route", "data-route": m.id } });
       }
-      if (m.start_outline) el("path", { d: pathOf(m.start_outline, map), class: "ghost" }, reach);
+      if (m.start_outline) {
+        reach.push({ key: `ghost:${m.id}`, tag: "path",
+                     attrs: { d: pathOf(m.start_outline, map), class: "ghost" } });
+      }
     }
-    const bases = g("bases");
+    sync(L.reach, reach);
+
+    // bases in their side's colour; a flagged one keeps it, ringed and badged in the flag's
+    const rings = [], bases = [], marks = [], obstacles = [], names = [];
     for (const m of state.models) {
+      const pts = m.outline.map(([x, y]) => map(x, y));
+      const box = boxOf(pts);
+      const [cx, cy] = map(m.x, m.y);
+      const r = Math.max(box[2] - box[0], box[3] - box[1]) / 2;
+      const d = pathOf(m.outline, map);
       const cls = ["base"];
-      if (flagged[m.id]) cls.push("flagged");
+      const flags = flagged[m.id];
+      if (flags) cls.push("flagged");
       if (opts.selected === m.id) cls.push("selected");
       if (m.track === "hidden") cls.push("hidden");
-      const node = el("path", { d: pathOf(m.outline, map), class: cls.join(" "),
-                                stroke: colours[m.side], "data-model": m.id }, bases);
-      node.addEventListener("click", (ev) => { ev.stopPropagation(); opts.onModel && opts.onModel(m.id); });
-      node.addEventListener("mouseenter", () => opts.onHover && opts.onHover(m.id));
+      bases.push({ key: m.id, tag: "path",
+                   attrs: { d, class: cls.join(" "), stroke: colours[m.side], "data-model": m.id } });
+      obstacles.push({ owner: m.id, box });
+      names.push({ owner: m.id, text: m.id, anchor: [cx, cy], r, cls: "label", data: { "data-label": m.id } });
+      if (flags) {
+        const kind = flags.some((f) => f.kind === "violation") ? "violation"
+          : flags.some((f) => f.kind === "close_call") ? "close_call" : "advisory";
+        rings.push({ key: m.id, tag: "path",
+                     attrs: { d, class: `flag-ring ${kind}`, "data-flag-ring": m.id } });
+        const br = 0.55 * px * k;
+        const bx = box[2] + br * 0.2, by = box[1] - br * 0.2;
+        marks.push({ key: m.id, tag: "g", make: makeBadge,
+                     attrs: { class: `flag-mark ${kind}`, "data-model": m.id,
+                              transform: `translate(${bx.toFixed(2)} ${by.toFixed(2)}) scale(${br.toFixed(3)})` } });
+        obstacles.push({ owner: m.id, box: [bx - br, by - br, bx + br, by + br] });
+      }
     }
+    sync(L.rings, rings);
+    sync(L.bases, bases);
+    sync(L.marks, marks);
+
+    // the measured line, edge to edge between the closest points, with its length
+    const measure = [], labels = [];
+    const out = opts.measured;
+    if (out && out.points) {
+      const [[x1, y1], [x2, y2]] = out.points.map(([x, y]) => map(x, y));
+      measure.push({ key: "line", tag: "line", attrs: { x1, y1, x2, y2, class: "measure-line" } });
+      [[x1, y1], [x2, y2]].forEach(([x, y], i) => {
+        measure.push({ key: `end:${i}`, tag: "circle", attrs: { cx: x, cy: y, r: 3 * k, class: "measure-end" } });
+      });
+    }
+    sync(L.measure, measure);
+
     if (opts.labels) {
-      const labels = g("labels");
       for (const m of state.models) {
-        const [x, y] = map(m.x, m.y);
-        const t = el("text", { x, y: y - opts.labelOffset, class: "label", "data-label": m.id }, labels);
-        t.textContent = m.id;
-        for (const [i, f] of (flagged[m.id] || []).entries()) {
-          const n = el("text", { x, y: y + opts.labelOffset * (1.6 + 1.3 * i),
-                                 class: `flag-label ${f.kind}`, "data-flag": f.id }, labels);
-          n.textContent = flagLabel(f);
+        for (const f of flagged[m.id] || []) {
+          const n = names.find((x) => x.owner === m.id);
+          labels.push({ owner: m.id, text: opts.caption ? f.caption : f.label, anchor: n.anchor, r: n.r,
+                        prefer: "below", cls: `flag-label ${f.kind}`, data: { "data-flag": f.id } });
         }
       }
     }
+    if (out && out.points) {
+      const [[x1, y1], [x2, y2]] = out.points.map(([x, y]) => map(x, y));
+      labels.push({ owner: "", text: `${num(out.distance_in)} in`, anchor: [(x1 + x2) / 2, (y1 + y2) / 2],
+                    r: 2 * k, cls: "measure-label", data: {} });
+    }
+    const all = (opts.labels ? names : []).concat(labels);
+    const bounds = opts.bounds || [-Infinity, -Infinity, Infinity, Infinity];
+    const done = place(all, obstacles, bounds, px, k);
+    const texts = [], leaders = [];
+    for (const p of done) {
+      const key = `${p.cls.split(" ")[0]}:${p.data["data-flag"] ?? p.owner}`;
+      texts.push({ key, tag: "text", text: p.text,
+                   attrs: { x: p.x.toFixed(2), y: p.y.toFixed(2), class: p.cls, "font-size": (px * k).toFixed(3),
+                            "stroke-width": (0.25 * px * k).toFixed(3), ...p.data } });
+      if (p.leader) {
+        const [l, t, r, b] = p.box;
+        const nx = Math.min(Math.max(p.anchor[0], l), r), ny = Math.min(Math.max(p.anchor[1], t), b);
+        const dx = nx - p.anchor[0], dy = ny - p.anchor[1], len = Math.hypot(dx, dy) || 1;
+        leaders.push({ key, tag: "line",
+                       attrs: { x1: p.anchor[0] + (dx / len) * p.r, y1: p.anchor[1] + (dy / len) * p.r,
+                                x2: nx, y2: ny, class: `leader ${p.cls}` } });
+      }
+    }
+    sync(L.leaders, leaders);
+    sync(L.labels, texts);
+  }
+
+  // Model shapes take the pointer: pressing one (pointerdown, so a click held while the
+  // drawing is redrawn still lands) calls ``on.model(id)``; pressing elsewhere
+  // ``on.point(event)``. Set once per drawing; the handlers may be replaced.
+  function pointer(svg, on) {
+    if (!svg._on) {
+      svg.addEventListener("pointerdown", (ev) => {
+        if (ev.button !== 0) return;
+        const hit = ev.target.closest ? ev.target.closest("path.base[data-model]") : null;
+        if (hit) svg._on.model && svg._on.model(hit.getAttribute("data-model"));
+        else svg._on.point && svg._on.point(ev);
+      });
+    }
+    svg._on = on;
   }
 
   // One EventSource per page: state messages and every event, in order.
@@ -288,9 +492,11 @@ const TS = (() => {
 
   // -- models and measuring ---------------------------------------------------------------
 
-  // Clicking models: select one (its card shown), or measure edge to edge between two
-  // models, or a model and a point of the map (drawn in inches, y = 0 at the bottom).
-  // ``page``: { map, table: () => the state's table, select: (id) => void }.
+  // Pressing models: select one, or measure edge to edge between two models, or a model
+  // and a point of the map (drawn in inches, y = 0 at the bottom). The measured line is
+  // drawn on the drawings until the next measure or Escape.
+  // ``page``: { map, overlay, table: () => the state's table, select: (id) => void,
+  //             measured: (out | null) => void }.
   function modelTool(page) {
     const $ = (id) => document.getElementById(id);
     let measuring = null;  // null: selecting; "": measuring, no model yet; else the first
@@ -298,81 +504,137 @@ const TS = (() => {
     function finish(out) {
       measuring = null;
       button.classList.remove("active");
-      if (out) $("measure").textContent = measureText(out);
+      if (out) { $("measure").textContent = measureText(out); page.measured(out); }
     }
     let asked = 0;  // the newest card asked for is the one shown, whatever answers last
-    async function hover(id) {
+    async function card(id) {
       const mine = ++asked;
+      if (id === null) { $("info").textContent = ""; delete $("info").dataset.model; return; }
       const got = await act(get(`/api/models/${encodeURIComponent(id)}`));
       if (got && mine === asked) {
         $("info").textContent = "";
+        $("info").dataset.model = id;
         $("info").appendChild(modelCard(got));
       }
     }
-    async function click(id) {
-      if (measuring === null) { page.select(id); hover(id); return; }
+    async function press(id) {
+      if (measuring === null) { page.select(id); return; }
       if (measuring === "") {
         measuring = id;
         say(`measuring from ${id}: click a model or a point on the map`);
         return;
       }
+      if (id === measuring) return;
       const a = encodeURIComponent(measuring), b = encodeURIComponent(id);
       finish(await act(get(`/api/measure?a=${a}&b=${b}`)));
     }
-    page.map.addEventListener("click", async (ev) => {
+    async function point(ev) {
       if (!measuring) return;
       const pt = page.map.createSVGPoint();
       pt.x = ev.clientX; pt.y = ev.clientY;
       const p = pt.matrixTransform(page.map.getScreenCTM().inverse());
       const y = page.table().depth_in - p.y;
       finish(await act(get(`/api/measure?a=${encodeURIComponent(measuring)}&x=${p.x}&y=${y}`)));
-    });
+    }
+    pointer(page.map, { model: press, point });
+    pointer(page.overlay, { model: press });
     function start() {
       measuring = "";
+      page.measured(null);
       button.classList.add("active");
       say("measure: click the first model");
     }
     button.onclick = start;
-    return { hover, click, start, cancel: () => finish(null) };
+    return { card, press, start, cancel: () => { finish(null); page.measured(null); } };
+  }
+
+  // The part of the picture to show: the table (its corners through the lens) with a
+  // margin, or the whole picture when the table is not mapped. Kept while it moves less
+  // than 2% of the picture (a bumped camera), so the view does not twitch.
+  function crop(cam, table, kept) {
+    const [W, H] = cam.image_size;
+    const f = projector(cam);
+    const pts = [[0, 0], [table.width_in, 0], [table.width_in, table.depth_in], [0, table.depth_in]]
+      .map(([x, y]) => f(x, y));
+    let [l, t, r, b] = boxOf(pts);
+    const mx = 0.06 * (r - l), my = 0.1 * (b - t);
+    l = Math.max(0, l - mx); r = Math.min(W, r + mx); t = Math.max(0, t - my); b = Math.min(H, b + my);
+    if (!(r - l > W * 0.2 && b - t > H * 0.2)) [l, t, r, b] = [0, 0, W, H];
+    const box = [l, t, r, b];
+    if (kept && box.every((v, i) => Math.abs(v - kept[i]) < 0.02 * W)) return kept;
+    return box;
   }
 
   // The picture's overlay (cleared when the picture cannot be mapped) and the top-down
   // map, seen from the table's near edge (y = 0 at the bottom) as a camera usually is.
+  // With ``opts.fit`` (the table view), the picture is cropped to the table, which fills
+  // its box: the overlay's viewBox is the crop, and the <img> is moved and scaled to match.
   function drawViews(overlay, map, state, opts) {
     const cam = state.camera;
     if (cam) {
-      overlay.setAttribute("viewBox", `0 0 ${cam.image_size[0]} ${cam.image_size[1]}`);
-      draw(overlay, state, projector(cam), { ...opts, labelOffset: cam.image_size[1] / 60 });
+      let box = [0, 0, cam.image_size[0], cam.image_size[1]];
+      if (opts.fit) {
+        box = overlay._crop = crop(cam, state.table, overlay._crop);
+        fitPicture(overlay, box, cam.image_size);
+      }
+      const [l, t, r, b] = box;
+      const vb = `${l.toFixed(1)} ${t.toFixed(1)} ${(r - l).toFixed(1)} ${(b - t).toFixed(1)}`;
+      if (overlay.getAttribute("viewBox") !== vb) overlay.setAttribute("viewBox", vb);
+      draw(overlay, state, projector(cam), { ...opts, bounds: box });
     } else {
       draw(overlay, null, null, opts);
     }
     const { width_in: width, depth_in: depth } = state.table;
-    map.setAttribute("viewBox", `-1 -1 ${width + 2} ${depth + 2}`);
-    draw(map, state, (x, y) => [x, depth - y], { ...opts, labelOffset: 0.9 });
-    el("rect", { x: 0, y: 0, width, height: depth, class: "table-edge", fill: "none",
-                 stroke: "#889", "stroke-width": 0.08 }, map);
+    const vb = `-1 -1 ${width + 2} ${depth + 2}`;
+    if (map.getAttribute("viewBox") !== vb) map.setAttribute("viewBox", vb);
+    sync(layers(map).edge, [{ key: "edge", tag: "rect",
+                              attrs: { x: 0, y: 0, width, height: depth, class: "table-edge" } }]);
+    draw(map, state, (x, y) => [x, depth - y], { ...opts, bounds: [-1, -1, width + 1, depth + 1] });
+  }
+
+  // The picture box takes the crop's shape (as wide as its column, as high as the window
+  // lets it); the <img> in it is scaled and shifted so that the crop fills the box.
+  function fitPicture(overlay, box, size) {
+    const frame = overlay.parentElement, img = frame.querySelector("img");
+    const [l, t, r, b] = box, [W, H] = size;
+    const set = (node, name, value) => { if (node.style.getPropertyValue(name) !== value) node.style.setProperty(name, value); };
+    set(frame, "--aspect", ((r - l) / (b - t)).toFixed(4));
+    if (!img) return;
+    set(img, "width", `${((100 * W) / (r - l)).toFixed(3)}%`);
+    set(img, "left", `${((-100 * l) / (r - l)).toFixed(3)}%`);
+    set(img, "top", `${((-100 * t) / (b - t)).toFixed(3)}%`);
+    frame.classList.add("fitted");
   }
 
   // The open flags as list items, each with accept and dismiss: ``decide(id, decision)``.
+  // Kept per flag and updated in place, so that a button being pressed stays the same
+  // element while states come.
   function listFlags(list, flags, decide) {
-    list.textContent = "";
-    for (const f of flags) {
-      const li = document.createElement("li");
-      li.className = `${f.kind} ${f.decision || ""}`;
-      li.dataset.flag = f.id;
-      li.textContent = `${f.model}: ${flagLabel(f)} ` + (f.decision ? `(${f.decision}ed) ` : "");
-      li.title = f.message;
-      for (const decision of ["accept", "dismiss"]) {
-        const b = document.createElement("button");
-        b.textContent = decision;
-        b.className = `flag-${decision}`;
-        b.onclick = () => decide(f.id, decision);
-        li.appendChild(b);
+    const old = new Map([...list.children].map((li) => [li.dataset.flag, li]));
+    flags.forEach((f, i) => {
+      let li = old.get(String(f.id));
+      if (li) old.delete(String(f.id));
+      else {
+        li = document.createElement("li");
+        li.dataset.flag = f.id;
+        html("span", null, li);
+        for (const decision of ["accept", "dismiss"]) {
+          const b = html("button", decision, li);
+          b.className = `flag-${decision}`;
+          b.onclick = () => decide(f.id, decision);
+        }
       }
-      list.appendChild(li);
-    }
+      const cls = `${f.kind} ${f.decision || ""}`.trim();
+      if (li.className !== cls) li.className = cls;
+      const text = `${f.model}: ${flagLabel(f)} ` + (f.decision ? `(${f.decision}ed) ` : "");
+      if (li.firstChild.textContent !== text) li.firstChild.textContent = text;
+      if (li.title !== f.message) li.title = f.message;
+      if (list.children[i] !== li) list.insertBefore(li, list.children[i] || null);
+    });
+    for (const li of old.values()) li.remove();
   }
 
   return { option, sideColours, projector, draw, connect, post, get, num, flagLabel, el, pathOf,
-           modelCard, measureText, modelTool, drawViews, listFlags, say, act, fill, keyboard };
+           modelCard, measureText, modelTool, drawViews, listFlags, say, act, fill, keyboard,
+           pointer, place };
 })();
