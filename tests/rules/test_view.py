@@ -10,7 +10,7 @@ from rules.geometry import Base, Pose
 from rules.ruleset import load_ruleset
 from rules.scene import Model, Table
 from rules.session import Session
-from rules.view import describe, measure, neighbours
+from rules.view import closest_points, describe, flag_caption, measure, neighbours
 
 INCH = Base.round(25.4)
 
@@ -78,3 +78,46 @@ def test_measure_and_neighbours():
     ]
     with pytest.raises(KeyError):
         measure(s, "zz", "a")
+
+
+def test_a_flag_in_words_for_players_and_for_viewers():
+    s = session("necromunda")
+    s.start_phase(0, 0, side="red")
+    s.moved(1, 30, "c", Pose(17.5, 5))
+    [flag] = describe(s)["flags"]
+    # the players' numbers, and a commentator's words (no "/ 6.00")
+    assert flag["label"] == "movement: 7.50 in / 6.00"
+    assert flag["caption"] == "moved 7.50 in, allowed 6"
+    assert flag["headline"] == "c moved 7.50 in, allowed 6"
+    assert describe(s)["session"]["headline"] == "turn 1: red moving"
+    s.end_phase(2, 60)
+    assert describe(s)["session"]["headline"] == "turn 1: no phase"
+
+
+@pytest.mark.parametrize(
+    ("rule", "measured", "limit", "uncertainty", "said"),
+    [
+        ("charge", 0.5, 1.0, None, "'s charge ended 0.50 in from e, must stop 1 away"),
+        ("charge", 15.4, 1.0, None, "'s charge fell short: 15.40 in from e, needed 1"),
+        ("close_call", 0.97, 1.0, 0.04, "is too close to call: about 0.97 in against 1"),
+        ("coherency", 2.25, 1.5, None, "is 2.25 in from e, coherency allows 1.5"),
+    ],
+)
+def test_flag_captions(rule, measured, limit, uncertainty, said):
+    assert flag_caption(rule, measured, limit, uncertainty, "e") == said
+    assert flag_caption(rule, None, None, None, "e") is None
+    assert "/" not in said
+
+
+def test_the_measured_line_runs_between_the_closest_points():
+    s = session()
+    out = measure(s, "a", "c")  # centres (5, 5) and (10, 5), 1 in bases
+    assert out["points"] == [[5.5, 5.0], [9.5, 5.0]]
+    assert math.dist(*out["points"]) == pytest.approx(out["distance_in"])
+    to_point = measure(s, "a", point=(5, 9))
+    assert to_point["points"] == [[5.0, 5.5], [5, 9]]
+    oval = Base("oval", 60, 35)
+    assert closest_points(oval, Pose(0, 0), INCH, Pose(5, 0))[0] == [
+        pytest.approx(60 / 25.4 / 2, abs=1e-3),
+        pytest.approx(0, abs=1e-3),
+    ]

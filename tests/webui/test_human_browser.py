@@ -272,7 +272,8 @@ FLAG_MARKS = """() => {
         if (f.decision === "dismiss") continue;
         const side = s.models.find((m) => m.id === f.model).side;
         for (const svg of ["overlay", "map"]) {
-            const q = (sel) => document.querySelectorAll(`svg#${svg} ${sel}[data-model="${f.model}"]`);
+            const q = (sel) =>
+                document.querySelectorAll(`svg#${svg} ${sel}[data-model="${f.model}"]`);
             const [base] = q("path.base");
             out.push({ svg, model: f.model, side, stroke: base.getAttribute("stroke"),
                        painted: getComputedStyle(base).stroke, marks: q(".flag-mark").length });
