@@ -446,8 +446,22 @@ def run(
         click.echo(f"recorded {record_path}", err=True)
 
 
-#: Where the bundled samples live: one folder per game.
+#: Where the bundled samples live in a checkout: one folder per game.
 SAMPLES = Path(__file__).resolve().parent / "samples"
+
+
+def _samples() -> Path:
+    """The sample matches' folder: the checkout's ``samples/``, or where an installed
+    TableSight keeps them (the package ``tablesight_samples``)."""
+    if (SAMPLES.parent / "pyproject.toml").is_file() and SAMPLES.is_dir():
+        return SAMPLES
+    import importlib.util
+
+    spec = importlib.util.find_spec("tablesight_samples")
+    if spec is None or not spec.submodule_search_locations:
+        fail("demo: the sample matches are not installed; reinstall TableSight")
+    return Path(next(iter(spec.submodule_search_locations)))
+
 #: The demo's default: the sample with the most to show.
 DEMO_GAME = "necromunda"
 
@@ -478,8 +492,9 @@ def demo(game: str, port: int, no_browser: bool, once: bool, speed: float = 1.0)
     from vision.setup import Setup
     from vision.sources import FileSource, SourceError
 
-    folder = SAMPLES / game
-    games = sorted(p.name for p in SAMPLES.iterdir() if (p / "match.mp4").is_file())
+    samples = _samples()
+    folder = samples / game
+    games = sorted(p.name for p in samples.iterdir() if (p / "match.mp4").is_file())
     if not (folder / "match.mp4").is_file():
         fail(f"--game: no sample match for {game!r}; there are: {', '.join(games)}")
     try:
