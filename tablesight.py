@@ -13,7 +13,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -75,15 +75,24 @@ def check(scenario: Path, as_json: bool) -> None:
         click.echo(verdict.to_text(loaded.ruleset.title))
 
 
+def _about(what: str) -> None:
+    """Say what a long command will do, and about how long it takes, before it starts."""
+    click.echo(f"{what}...", err=True)
+
+
 @main.group(invoke_without_command=True)
 @click.pass_context
 def bench(ctx: click.Context) -> None:
     """Measure how fast this machine referees; each figure beside a baseline timed in the
     same run (a machine's speed drifts, ratios hold).
 
-    Without a subcommand: rules, detect and pipeline, about a minute on two cores.
+    Without a subcommand: rules, detect and pipeline, one to two minutes on two cores.
     """
     if ctx.invoked_subcommand is None:
+        _about(
+            "timing rules (about 20 s), detect (about 15 s) and pipeline (about 40 s), "
+            "one after the other: one to two minutes on two cores"
+        )
         ctx.invoke(bench_rules)
         ctx.invoke(bench_detect)
         ctx.invoke(bench_pipeline)
@@ -94,9 +103,10 @@ def bench(ctx: click.Context) -> None:
 @click.option("--repeats", default=3, show_default=True, help="Times each move is judged.")
 def bench_rules(seed: int = 7, repeats: int = 3) -> None:
     """Judging moves: a 60 x 44 in table with 40 terrain pieces and 100 models (one clear
-    move, one detour, all at once), and a Battlestations deck in squares (a few seconds)."""
+    move, one detour, all at once), and a Battlestations deck in squares (about 20 s)."""
     from vision.rig.rulesbench import report, run, run_grid
 
+    _about("bench rules: judging moves on a generated table, about 20 s")
     click.echo("Judging moves in inches (rules core), this machine:")
     click.echo(report(run(seed=seed, repeats=repeats)))
     click.echo("\nJudging moves in squares (Battlestations), this machine:")
@@ -110,6 +120,7 @@ def bench_detect() -> None:
     from vision.rig.accuracy import detect_and_map_timings
     from vision.rig.rulesbench import report
 
+    _about("bench detect: rendering frames and timing detection on them, about 15 s")
     click.echo("\nDetect and map one frame (x base: OpenCV's raw detectMarkers, defaults):")
     click.echo(report(detect_and_map_timings()))
 
@@ -129,6 +140,7 @@ def bench_pipeline(threads: int | None = None, frames: tuple[str, ...] = ()) -> 
 
     from vision.rig.throughput import report, run
 
+    _about("bench pipeline: rendering MJPG clips and playing them through, about 40 s")
     if threads is not None:
         cv2.setNumThreads(threads)
     counts: dict[int, int] = {}
@@ -153,6 +165,10 @@ def bench_seek(minutes: float, models: int, seeks: int, seed: int, keep: Path | 
     (an hour's match: about a minute)."""
     from vision.rig.matchbench import bench_match, bench_replay
 
+    _about(
+        f"bench seek: building a {minutes:g}-minute match of {models} models and timing "
+        f"{seeks} seeks in it, about {max(5, round(minutes * models / 40)):d} s on two cores"
+    )
     if keep is None:
         click.echo(bench_match(minutes * 60.0, models, seeks, seed))
     click.echo(bench_replay(minutes * 60.0, models, seeks, seed, keep))
@@ -173,6 +189,7 @@ def bench_accuracy(settings: bool) -> None:
     """Position error of base centres on rendered views against the truth (about 20 s)."""
     from vision.rig.accuracy import measure, settings_study
 
+    _about("bench accuracy: rendering views and measuring positions, about 20 s")
     if settings:
         click.echo(settings_study())
         return
@@ -246,16 +263,65 @@ def detect(
     if as_json:
         click.echo(json.dumps(result, indent=2))
         return
-    for marker in result["markers"]:  # type: ignore[attr-defined]
-        where = (
-            f"({marker['x']:.3f}, {marker['y']:.3f}) in, heading {marker['heading']:.1f} deg"
-            if "x" in marker
-            else f"centre {marker['center_px']} px, side {marker['side_px']} px"
-        )
-        click.echo(f"marker {marker['id']:>4}: {where}")
-    if "pose" in result:
-        pose_info = result["pose"]
-        click.echo(f"table pose: {pose_info}")
+    click.echo(_detect_text(result))
+
+
+def _detect_text(result: dict[str, object]) -> str:
+    """``detect``'s answer for a person: models by id, then terrain, then markers nobody
+    owns, then how well the table was seen (or, without a table, the markers in pixels)."""
+    lines: list[str] = []
+    if "pose" not in result:
+        markers: list[dict[str, object]] = result["markers"]  # type: ignore[assignment]
+        lines += [f"{len(markers)} marker{'' if len(markers) == 1 else 's'} seen:"]
+        lines += [
+            f"  marker {m['id']:>4}: centre ({m['center_px'][0]:.1f}, "  # type: ignore[index]
+            f"{m['center_px'][1]:.1f}) px, side {m['side_px']:.1f} px"  # type: ignore[index]
+            for m in markers
+        ]
+        return "\n".join(lines)
+    models: list[dict[str, Any]] = result["models"]  # type: ignore[assignment]
+    terrain: list[dict[str, Any]] = result["terrain"]  # type: ignore[assignment]
+    unknown: list[int] = result["unknown_markers"]  # type: ignore[assignment]
+    missing: list[str] = result["missing"]  # type: ignore[assignment]
+    pose: dict[str, Any] = result["pose"]  # type: ignore[assignment]
+    width = max((len(str(item["id"])) for item in models + terrain), default=4)
+    if models or missing:
+        lines.append(f"models ({len(models)}):" if models else "models: none seen")
+    lines += [
+        f"  {m['id']:<{width}}  x {m['x']:7.3f} in  y {m['y']:7.3f} in  "
+        f"heading {m['heading']:6.1f} deg  z {m['z']:5.3f} in  (marker {m['marker']})"
+        for m in models
+    ]
+    if terrain:
+        lines.append(f"terrain ({len(terrain)}):")
+        for piece in terrain:
+            corners = piece["polygon"]
+            cx = sum(p[0] for p in corners) / len(corners)
+            cy = sum(p[1] for p in corners) / len(corners)
+            lines.append(
+                f"  {piece['id']:<{width}}  centre x {cx:7.3f} in  y {cy:7.3f} in, "
+                f"{len(corners)} corners  (marker {piece['marker']})"
+            )
+    if not models and not terrain:  # no roster or terrain given: the markers themselves
+        markers = result["markers"]  # type: ignore[assignment]
+        lines.append(f"markers ({len(markers)}):")
+        lines += [
+            f"  marker {m['id']:>4}  x {m['x']:7.3f} in  y {m['y']:7.3f} in  "
+            f"heading {m['heading']:6.1f} deg  z {m['z']:5.3f} in"
+            for m in markers
+        ]
+    if unknown:
+        lines.append("markers nobody owns: " + ", ".join(str(i) for i in unknown))
+    if missing:
+        lines.append("not seen: " + ", ".join(missing))
+    anchors = pose["anchors_used"]
+    lines.append(
+        f"table seen from {len(anchors)} anchor{'' if len(anchors) == 1 else 's'} "
+        f"({', '.join(str(a) for a in anchors)}), reprojection error "
+        f"{pose['reprojection_px']:.2f} px"
+        + ("; heights corrected" if pose["height_corrected"] else "; heights not corrected")
+    )
+    return "\n".join(lines)
 
 
 def _id_list(text: str) -> list[int]:
@@ -461,6 +527,7 @@ def _samples() -> Path:
     if spec is None or not spec.submodule_search_locations:
         fail("demo: the sample matches are not installed; reinstall TableSight")
     return Path(next(iter(spec.submodule_search_locations)))
+
 
 #: The demo's default: the sample with the most to show.
 DEMO_GAME = "necromunda"

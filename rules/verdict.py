@@ -108,11 +108,11 @@ class Verdict:
 
     def to_text(self, title: str) -> str:
         """This verdict as a plain-text table for the terminal, headed by the game's title."""
-        n_v, n_a = len(self.violations), len(self.advisories)
         state = "LEGAL" if self.legal else "ILLEGAL"
         lines = [
-            f"{title}: {len(self.moves)} move(s) judged: {state} "
-            f"({n_v} violation(s), {n_a} advisory(ies))",
+            f"{title}: {_count(len(self.moves), 'move', 'moves')} judged: {state} "
+            f"({_count(len(self.violations), 'violation', 'violations')}, "
+            f"{_count(len(self.advisories), 'advisory', 'advisories')})",
             "",
         ]
         lines.append(
@@ -188,3 +188,8 @@ class Findings:
     ) -> None:
         """Record an advisory: a consequence to resolve, or a call too close to make."""
         self.advisories.append(Finding(rule, model, message, other, measured, limit))
+
+
+def _count(n: int, one: str, many: str) -> str:
+    """``1 move``, ``2 moves``, ``0 advisories``."""
+    return f"{n} {one if n == 1 else many}"

@@ -48,6 +48,7 @@ import json
 import logging
 import math
 import os
+import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -224,6 +225,22 @@ def _as_jpeg(raw: bytes) -> bytes | None:
     return encoded.tobytes() if ok else None
 
 
+def _tidy(path: Path) -> None:
+    """Leave no ``-wal`` or ``-shm`` file beside a match file the replay had open: the last
+    connection to close takes them away (a recorder still writing keeps them; a file that
+    cannot be written, on read-only media, is left as it is)."""
+    if not path.with_name(path.name + "-wal").exists():
+        return
+    try:
+        conn = sqlite3.connect(path, timeout=0.5)
+        try:
+            conn.execute("PRAGMA schema_version").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        pass
+
+
 # -- revisions -----------------------------------------------------------------------------------
 
 
@@ -331,6 +348,7 @@ class Replay:
         if self.video is not None:
             self.video.close()
         self.match.close()
+        _tidy(self.match.path)
 
     def __enter__(self) -> Replay:
         return self
