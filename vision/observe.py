@@ -34,6 +34,14 @@ from vision.tracking import Moved, Sighting, Tracker, TrackState
 #: A camera that moved more than this between two frames was bumped (inches).
 BUMP_IN = 0.25
 
+#: A model unseen for this long (seconds) is reported hidden. A still marker drops out of
+#: detection for a frame or two now and then (glare, motion blur as the camera settles
+#: after a bump, a finger passing), which is not news: at 30 fps a second is 30 frames,
+#: far beyond such a dropout, while a model lifted by a hand stays unseen for longer (a
+#: carry takes a second or more). The track is hidden at once all the same (a hand over
+#: the table is never a move); only the report waits.
+HIDDEN_S = 1.0
+
 #: A model hidden for longer than this (seconds) is reported lost.
 LOST_S = 10.0
 
@@ -129,7 +137,8 @@ class Observer:
         self._size_of = {m.marker: m.marker_size_mm for m in roster}
         self._terrain_spec = {t.id: t for t in self.terrain}
         self._camera_at: np.ndarray | None = None
-        #: Markers told hidden (until seen again) and lost; models told where they stand.
+        #: Markers told hidden (unseen for HIDDEN_S, until seen again) and lost; models told
+        #: where they stand.
         self._hidden: set[int] = set()
         self._lost: set[int] = set()
         self._placed: set[int] = set()
@@ -189,7 +198,7 @@ class Observer:
                 sigma = moves[marker].sigma_in
                 self._placed.add(marker)
             if track.state is TrackState.HIDDEN:
-                if marker not in self._hidden:
+                if unseen >= HIDDEN_S - 1e-9 and marker not in self._hidden:
                     self._hidden.add(marker)
                     news.append("hidden")
                 if unseen > LOST_S and marker not in self._lost:

@@ -27,7 +27,7 @@ from rules.ruleset import load_ruleset
 from rules.scene import Table
 from rules.session import Event, Session
 from vision.aruco import MarkerDetector
-from vision.observe import Observer
+from vision.observe import HIDDEN_S, Observer
 from vision.rig import footage
 from vision.rig.footage import (
     REACH_S,
@@ -83,19 +83,24 @@ MID_CARRY, MID_COVER = 39, 261
 # ryza: (18.5, 9) -> (14.6, 9): 3.90 in, within its 5, but its centre ends 1.60 in from
 #   gorth's (13, 9): 0.60 in edge to edge, inside gorth's 1 in zone (control_zone). The
 #   palm putting ryza down (1.75 in each side of its centre) also hides gorth, whose
-#   card is 1.60 - 0.66 = 0.94 in from ryza's centre; seen again where it was, gorth
-#   did not move.
+#   card is 1.60 - 0.66 = 0.94 in from ryza's centre, for 0.3 s (5.4 s to 5.7 s): under
+#   the 1.0 s the pipeline waits before it reports a model hidden (HIDDEN_S), so not
+#   reported; seen again where it was, gorth did not move.
 # mirra: (22, 9) -> (22, 13): 4.00 in, within its 5. The palm picking it up (1.75 in each
 #   side across the arm, which comes from the right: along y) hides kyria, whose card
-#   reaches 7.5 + 0.66 = 8.16 in, 0.84 in from mirra's centre; both vanish in the same
-#   frame and are reported in roster order. Afterwards mirra's nearest unit-mate is
+#   reaches 7.5 + 0.66 = 8.16 in, 0.84 in from mirra's centre, for 0.3 s (6.4 s to
+#   6.7 s): not reported either. Afterwards mirra's nearest unit-mate is
 #   kyria, 13 - 7.5 = 5.5 in between centres: 4.50 in edge to edge. Necromunda has no
 #   coherency rule (rules/games/necromunda.toml has no [coherency]; the rules text has
 #   none): nothing to say. Cosmic Combat (revised) keeps a unit within 1 in, as an
 #   advisory: coherency, mirra, nearest kyria, 4.50 in.
-# The cover: a hand over jaeda and kyria for 1.0 s. The pipeline reports a covered marker
-#   as model_hidden (vision/observe.py; tests/vision/test_observe.py asserts it too);
-#   seen again where they were, they did not move: nothing else.
+# Hidden: the pipeline reports a model hidden once it has been unseen for HIDDEN_S = 1.0 s
+#   (vision/observe.py). Each carried model is unseen for 1.1 s or more (krotos 0.8 s to
+#   1.9 s, brakk 2.6 s to 3.9 s, ryza 4.6 s to 5.7 s, mirra 6.4 s to 7.5 s): reported,
+#   1.0 s after it was last seen, before it is put down and judged.
+# The cover: a hand over jaeda and kyria for 1.0 s, both unseen from 8.2 s to 9.3 s,
+#   1.1 s: both reported, in the same frame, in roster order; seen again where they were,
+#   they did not move: nothing else.
 # The bump: the camera moves from (15, -8, 28) to (15.5, -8.3, 28.2):
 #   sqrt(0.5^2 + 0.3^2 + 0.2^2) = sqrt(0.38) = 0.616 in, over the pipeline's 0.25 in:
 #   camera_bumped and nothing else (positions are re-solved from the anchors).
@@ -107,10 +112,8 @@ NECROMUNDA = [
     ("model_moved", None, "brakk"),
     ("violation", "movement", "brakk"),
     ("model_hidden", None, "ryza"),
-    ("model_hidden", None, "gorth"),
     ("model_moved", None, "ryza"),
     ("violation", "control_zone", "ryza"),
-    ("model_hidden", None, "kyria"),
     ("model_hidden", None, "mirra"),
     ("model_moved", None, "mirra"),
     ("model_hidden", None, "jaeda"),
@@ -118,9 +121,9 @@ NECROMUNDA = [
     ("camera_bumped", None, None),
 ]
 COSMIC = [
-    *NECROMUNDA[:13],
+    *NECROMUNDA[:11],
     ("advisory", "coherency", "mirra"),
-    *NECROMUNDA[13:],
+    *NECROMUNDA[11:],
 ]
 GAMES = ("necromunda", "cosmic-combat-revised")
 EVERY_MARKER = {0, 1, 2, 3, 10, 11, 12, 13, 14, 15, 16, 20}  # anchors, models, the crate
@@ -234,9 +237,10 @@ def test_moves_are_judged_once_the_hand_is_gone(match):
         assert isinstance(move, Move)
         hidden = [e.t for e in events if e.kind == "model_hidden" and e.model == move.model]
         moved = [e.t for e in events if e.kind == "model_moved" and e.model == move.model]
-        # hidden as the hand arrives over it; judged after it is put down, once it has
-        # been seen still for settle_s (the hand withdraws over REACH_S)
-        assert move.at - REACH_S < hidden[0] <= move.at
+        # unseen from when the hand arrives over it, reported hidden HIDDEN_S later (still
+        # in the hand); judged after it is put down, once it has been seen still for
+        # settle_s (the hand withdraws over REACH_S)
+        assert move.at - REACH_S + HIDDEN_S < hidden[0] < move.at + HIDDEN_S <= move.end
         assert move.end < moved[0] <= move.end + REACH_S + tracker.settle_s + 0.1
 
 

@@ -10,7 +10,10 @@ happens when:
 * :class:`Cover`: a hand hovers over a table point, or over named models, without moving
   anything (it reaches in and withdraws the same way);
 * :class:`Bump`: from ``at`` on the camera stands somewhere else, as when someone knocks
-  the tripod.
+  the tripod;
+* :class:`Flicker`: a still model's marker drops out of ``frames`` frames from ``at`` on
+  (a glint of light washes its card out, as glare or a passing shadow's edge does for a
+  frame or two); nothing moves.
 
 ``frames(story)`` renders it as :class:`vision.sources.Frame` objects, ``write_video``
 as a video file, and ``story.pose_at(model, t)`` is the ground truth: where each model
@@ -54,6 +57,12 @@ as in ``roster.toml`` plus ``start = [x, y, heading]``, ``[[terrain]]`` as in
     position = [22.6, -14.4, 30.3]
     look_at = [22.2, 14.1, 0]
 
+    [[actions]]
+    kind = "flicker"           # the frames from round(at * fps) on, exactly (not at
+    model = "ganger"           # motion_hz): the marker cannot be found in them
+    at = 9.0
+    frames = 2
+
 ``tests/vision/necromunda_match.toml`` is a whole match.
 """
 
@@ -86,6 +95,7 @@ __all__ = [
     "Action",
     "Bump",
     "Cover",
+    "Flicker",
     "Move",
     "Storyboard",
     "VideoInfo",
@@ -102,6 +112,10 @@ PALM_IN = 3.5
 FOREARM_IN = 2.5
 #: Margin of palm left around a covered model's card, inches.
 COVER_MARGIN_IN = 0.3
+#: The colour a glint washes a marker's card out to (BGR), and the margin it reaches past
+#: the card, inches: enough that no corner of the pattern is left to find.
+GLARE_BGR = (246.0, 248.0, 250.0)
+GLARE_MARGIN_IN = 0.08
 
 SKIN_BGR = (118.0, 150.0, 205.0)
 #: Multipliers of the mat's colour for a model's base and a terrain footprint.
@@ -166,7 +180,23 @@ class Bump:
     look_at: tuple[float, float, float]
 
 
-Action = Move | Cover | Bump
+@dataclass(frozen=True)
+class Flicker:
+    """``model``'s marker drops out of ``frames`` frames, from the frame at ``at`` on: a
+    glint washes its card out (the model stays where it is, and nothing else changes).
+    Frames, not seconds: a dropout of one or two pictures is what it stands for."""
+
+    model: str
+    at: float
+    frames: int = 1
+
+    def covers(self, index: int, fps: float) -> bool:
+        """Whether frame ``index`` is one of the washed-out ones."""
+        first = round(self.at * fps)
+        return first <= index < first + self.frames
+
+
+Action = Move | Cover | Bump | Flicker
 
 
 def _as_pose(value: Pose | Sequence[float]) -> Pose:
@@ -347,6 +377,14 @@ def _problems(story: Storyboard) -> Iterator[tuple[tuple[int | str, ...], str]]:
         elif isinstance(action, Bump):
             if tuple(action.position) == tuple(action.look_at):
                 yield ("actions", i, "look_at"), "the camera cannot look at where it stands"
+        elif isinstance(action, Flicker):
+            if action.model not in models:
+                yield ("actions", i, "model"), f"unknown model {action.model!r}; roster: {known}"
+            if not (isinstance(action.frames, int) and action.frames >= 1):
+                yield (
+                    ("actions", i, "frames"),
+                    f"must be a whole number >= 1, got {action.frames!r}",
+                )
         elif isinstance(action, Cover):
             if (action.point is None) == (not action.models):
                 yield ("actions", i), "a cover names a point or models (one of the two)"
@@ -641,10 +679,23 @@ class _Renderer:
                 resting.append((m, pose))
         base_key = (camera.rvec, camera.tvec, tuple((m.id, p) for m, p in resting))
         hands = self._hands(tq, camera)
-        key = (base_key, hands)
+        # a glint is frame-exact (not sampled at motion_hz), on a model at rest
+        glints = tuple(
+            (m, p)
+            for m, p in resting
+            if any(
+                isinstance(a, Flicker) and a.model == m.id and a.covers(index, story.fps)
+                for a in story.actions
+            )
+        )
+        key = (base_key, hands, tuple(m.id for m, _ in glints))
         if self._last is not None and self._last[0] == key:
             return self._last[1]
         img = self._base(base_key, camera, resting)
+        if glints:
+            img = img.copy()
+            for m, pose in glints:
+                self._glint(img, camera, _marker_of(story, m, pose))
         if hands:
             img = img.copy()
             for hand in hands:
@@ -673,10 +724,28 @@ class _Renderer:
             self._bases.popitem(last=False)
         return img
 
+    @staticmethod
+    def _glint(img: np.ndarray, camera: PinholeCamera, marker: PlacedMarker) -> None:
+        """Wash a marker's card out to near white (glare off it), in place."""
+        side_in = (marker.size_mm + 2 * marker.quiet_zone_mm) / MM_PER_IN + 2 * GLARE_MARGIN_IN
+        card = marker_corners(marker.x_in, marker.y_in, 0.0, side_in, marker.heading_deg)
+        shape = _projected(camera, card[:, :2], marker.z_in)
+        cover = None if shape is None else _coverage(shape, (camera.width_px, camera.height_px))
+        if cover is None:
+            return
+        mask, x0, y0 = cover
+        region = img[y0 : y0 + mask.shape[0], x0 : x0 + mask.shape[1]].astype(np.float32)
+        alpha = mask[..., None]
+        glare = np.asarray(GLARE_BGR, dtype=np.float32)
+        washed = region + alpha * (glare - region)
+        img[y0 : y0 + mask.shape[0], x0 : x0 + mask.shape[1]] = np.clip(washed, 0, 255).astype(
+            np.uint8
+        )
+
     def _hands(self, t: float, camera: PinholeCamera) -> tuple[_Hand, ...]:
         hands = []
         for i, action in enumerate(self.story.actions):
-            if isinstance(action, Bump):
+            if isinstance(action, (Bump, Flicker)):
                 continue
             if not action.at - REACH_S < t < action.end + REACH_S:
                 continue
@@ -878,6 +947,13 @@ class _BumpIn(_Strict):
     look_at: tuple[float, float, float]
 
 
+class _FlickerIn(_Strict):
+    kind: Literal["flicker"]
+    model: str
+    at: Seconds
+    frames: Annotated[int, Field(ge=1)] = 1
+
+
 class _StoryboardFile(_Strict):
     duration_s: Positive
     fps: Positive = 30.0
@@ -890,14 +966,18 @@ class _StoryboardFile(_Strict):
     camera: _CameraIn
     models: list[_StoryModel]
     terrain: list[_StoryTerrain] = []
-    actions: list[Annotated[_MoveIn | _CoverIn | _BumpIn, Field(discriminator="kind")]] = []
+    actions: list[
+        Annotated[_MoveIn | _CoverIn | _BumpIn | _FlickerIn, Field(discriminator="kind")]
+    ] = []
 
 
-def _action(spec: _MoveIn | _CoverIn | _BumpIn) -> Action:
+def _action(spec: _MoveIn | _CoverIn | _BumpIn | _FlickerIn) -> Action:
     if isinstance(spec, _MoveIn):
         return Move(spec.model, tuple(spec.to), spec.at, spec.seconds, tuple(spec.via), spec.arm)
     if isinstance(spec, _CoverIn):
         return Cover(spec.at, spec.seconds, spec.point, tuple(spec.models), spec.arm)
+    if isinstance(spec, _FlickerIn):
+        return Flicker(spec.model, spec.at, spec.frames)
     return Bump(spec.at, spec.position, spec.look_at)
 
 
