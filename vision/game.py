@@ -302,7 +302,9 @@ class Game:
             self.generation += 1
             self.session = self.setup.session()
             self.observer = self.setup.observer()
-            self.observation, self.pose = None, None
+            # nothing of the last game's clock is shown as this game's (its last frame's
+            # time with this game's phase, say)
+            self.frame, self.observation, self.pose = None, None, None
             self.auto_phase = self.script is None
             self._steps = list(self.script.step) if self.script else []
 
