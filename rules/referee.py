@@ -6,6 +6,10 @@ every moved model the distances that were measured. It runs the checks of
 :mod:`rules.checks`, in the order given there, on each model judged and then on each
 unit involved; a violation whose margin lies inside what the positions may be off
 becomes a close call.
+
+A game in progress judges one move at a time and keeps apart what belongs to the move
+and what belongs to its unit (:func:`judge_move_and_unit`): a move's findings are about
+where it ended, a unit's about how the unit stands now, which its mates' moves change.
 """
 
 from __future__ import annotations
@@ -37,6 +41,18 @@ def referee_for(scene: Scene, ruleset: Ruleset) -> Judge:
     return Referee(scene, ruleset)
 
 
+def judge_move_and_unit(scene: Scene, ruleset: Ruleset, model_id: str) -> tuple[Verdict, Verdict]:
+    """One model's move judged on its own (the move checks: findings about that model and
+    that move), and its unit as it stands (the unit checks: findings about any of its
+    models). Together they are ``judge_model``'s findings. A square-grid game has no unit
+    checks."""
+    if ruleset.grid is not None:
+        return GridReferee(scene, ruleset).judge_model(model_id), Verdict()
+    referee = Referee(scene, ruleset)
+    mover = scene.model(model_id)
+    return referee.judge_model(model_id, units=False), referee.judge_unit(mover.side, mover.unit)
+
+
 class Referee:
     """Judges the moves of one scene under one ruleset, measured in inches."""
 
@@ -49,19 +65,31 @@ class Referee:
         """Judge every model that moved or declared an action, and the units they belong to."""
         return self._judge([m.id for m in self.scene.moved()])
 
-    def judge_model(self, model_id: str) -> Verdict:
-        """Judge one model's move, its zones and its unit's coherency."""
-        return self._judge([model_id])
+    def judge_model(self, model_id: str, units: bool = True) -> Verdict:
+        """Judge one model's move, its zones and (unless ``units`` is False) its unit's
+        coherency."""
+        return self._judge([model_id], units)
 
-    def _judge(self, ids: list[str]) -> Verdict:
-        """Run every check on the models of ``ids`` and their units."""
+    def judge_unit(self, side: str, unit: str) -> Verdict:
+        """Only the unit checks, on one unit as it stands."""
+        out = Findings()
+        self.measure.batch = frozenset()
+        for unit_check in checks.UNIT_CHECKS:
+            unit_check(self.measure, side, unit, out)
+        return self._verdict(out, {})
+
+    def _judge(self, ids: list[str], units: bool = True) -> Verdict:
+        """Run every check on the models of ``ids`` and (if ``units``) their units."""
         out = Findings()
         self.measure.batch = frozenset(ids)
         moves = {model_id: self._judge_move(self.scene.model(model_id), out) for model_id in ids}
-        units = {(m.side, m.unit) for m in map(self.scene.model, ids)}
-        for side, unit in sorted(units):
-            for unit_check in checks.UNIT_CHECKS:
+        for side, unit in sorted({(m.side, m.unit) for m in map(self.scene.model, ids)}):
+            for unit_check in checks.UNIT_CHECKS if units else ():
                 unit_check(self.measure, side, unit, out)
+        return self._verdict(out, moves)
+
+    def _verdict(self, out: Findings, moves: dict[str, MoveReport]) -> Verdict:
+        """The findings as a verdict: a violation too close to call becomes a close call."""
         violations = []
         for finding in out.violations:
             call = self.too_close_to_call(finding)

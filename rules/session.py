@@ -7,6 +7,20 @@ model moved twice is judged on its whole displacement). Declarations (action, ta
 roll) may come before or after the move; a change re-judges it. A violation that goes
 away (the player moves the model back) is reported ``resolved``, not forgotten.
 
+A finding belongs either to a move or to a unit (``rules.referee.judge_move_and_unit``):
+
+* a move's findings (``open_findings``) are about where that move ended and what it
+  caused. They are judged again when the model itself moves again or its declaration
+  changes, and only then: another model's later move does not undo them (see
+  ``WHEN_OTHERS_MOVE``, rule by rule);
+* a unit's findings (``unit_findings``: coherency) are about how the unit stands. A unit
+  moves model by model, so they are judged again on every move of any of its models, and
+  a model flagged out of coherency is ``resolved`` once its mates have joined it.
+
+A flag nobody accepted or dismissed outlives its phase: a new phase starts judging afresh,
+but keeps listing the earlier flags still undecided (``earlier_flags``), as they were
+when their phase ended, until the players decide them.
+
 Pure Python: the camera side hands over one observation per frame (``observe``); it
 never reaches in. Each observation becomes the journaled inputs below (``seen``,
 ``moved``, ``hidden``, ``lost``, ``camera_bumped``, ``place_terrain``), so a journal
@@ -27,11 +41,11 @@ from shapely.geometry import Polygon
 from rules.declaration import check_declaration
 from rules.geometry import Pose
 from rules.observation import Observed
-from rules.referee import referee_for
+from rules.referee import judge_move_and_unit
 from rules.ruleset import Ruleset
 from rules.scene import Model, Scene, Table, Terrain
 from rules.squares import Grid
-from rules.verdict import Finding, MoveReport, RuleName
+from rules.verdict import Finding, MoveReport, RuleName, Verdict
 
 #: What players may decide about a flag: let it stand (accept) or set it aside (dismiss).
 DECISIONS = ("accept", "dismiss")
@@ -131,6 +145,67 @@ INPUTS = (
 #: The kinds of event that flag something players may accept or dismiss.
 FLAG_KINDS = ("violation", "advisory", "close_call")
 
+Rejudge = Literal["rejudged", "kept"]
+
+#: What becomes of a finding when another model it names (or a unit-mate) moves, rule by
+#: rule, and why (quoting the rules texts). "rejudged": the finding says how the table
+#: stands, so it is judged again and ``resolved`` when it no longer holds. "kept": the
+#: finding is about where a move ended or what it caused, settled when it ended; it is
+#: judged again only when its own model moves again or its declaration changes. Every rule
+#: has its entry (tests/rules/test_findings_over_time.py holds new rules to it).
+WHEN_OTHERS_MOVE: dict[RuleName, tuple[Rejudge, str]] = {
+    "coherency": (
+        "rejudged",
+        "a unit moves model by model, and coherency is the unit's: 'players must ensure "
+        "that their models are within coherency' once the unit has moved, so the first "
+        "model out is back in when its mates join it (judged on every unit-mate's move)",
+    ),
+    "close_call": (
+        "rejudged",
+        "as the rule it is too close to call: a coherency close call goes with its unit, "
+        "any other with its move",
+    ),
+    "control_zone": (
+        "kept",
+        "'A model may not move within 1\" of an enemy' (Cosmic Combat: 'of any unit'): the "
+        "move broke it when it ended there; the enemy leaving in its own activation does "
+        "not make that move legal",
+    ),
+    "base_overlap": (
+        "kept",
+        "'no models can end their movement with overlapping bases': where the move ended; "
+        "the other model stepping aside afterwards does not change it",
+    ),
+    "ramming": (
+        "kept",
+        "'If for any reason a friendly model moves into the control zone of another "
+        "friendly model, both must make a Ramming Maneuver roll': the collision happened",
+    ),
+    "charge": (
+        "kept",
+        "the target is picked where the models stood, and 'If after completing the move "
+        "the charging model is within 1\" of the target' it succeeded: settled when the "
+        "move completed, whatever the target does next",
+    ),
+    "retreat": (
+        "kept",
+        "'A retreating model must end its retreat move more than 1\" away from all enemy "
+        "models': where it ended",
+    ),
+    "action": ("kept", "the declaration's target, chosen when it was declared"),
+    "free_attack": ("kept", "the enemies it left or passed as it moved: that move's consequence"),
+    # the rules below never name another model: nothing another model does changes them
+    "movement": ("kept", "its own route, measured round the models where they stood"),
+    "blocked": ("kept", "its own route, measured round the models where they stood"),
+    "engaged": ("kept", "its own status"),
+    "off_table": ("kept", "its own base and the table edge"),
+    "terrain": ("kept", "its own base and the terrain"),
+    "dangerous_terrain": ("kept", "its own route and the terrain"),
+    "risky_roll": ("kept", "its own declaration"),
+    "diagonal_jet": ("kept", "its own route"),
+    "slagged_jet": ("kept", "its own status"),
+}
+
 
 @dataclass
 class Declaration:
@@ -159,7 +234,13 @@ class Session:
     phase_sigmas: dict[str, float] = field(default_factory=dict)
     phase_start: dict[str, Pose] = field(default_factory=dict)
     declarations: dict[str, Declaration] = field(default_factory=dict)
+    #: The findings of each model's move this phase, as last judged (by the model's id).
     open_findings: dict[str, list[Finding]] = field(default_factory=dict)
+    #: The unit checks' findings about each model, as its unit stands (by the model's id).
+    unit_findings: dict[str, list[Finding]] = field(default_factory=dict)
+    #: Flags of earlier phases nobody has decided yet, as they stood when their phase
+    #: ended, by the id of the event that raised them.
+    earlier_flags: dict[int, Finding] = field(default_factory=dict)
     events: list[Event] = field(default_factory=list)
     #: The event that raised each finding still open, by the finding's key.
     flag_events: dict[tuple[str, str, str | None], int] = field(default_factory=dict)
@@ -176,14 +257,22 @@ class Session:
     def start_phase(
         self, t: float, frame: int, turn: int | None = None, side: str | None = None
     ) -> list[Event]:
-        """Start a movement phase: every pose seen so far is where moves are judged from."""
+        """Start a movement phase: every pose seen so far is where moves are judged from.
+
+        The flags listed that nobody has decided stay listed, as they are (their moves
+        are not judged again from the new phase's start); decided ones leave the list
+        (the record keeps them and the decision)."""
         self.turn = turn if turn is not None else self.turn
         self.side = side
         self.in_phase = True
         self.phase_start = dict(self.poses)
         self.phase_sigmas = dict(self.sigmas)
+        self.earlier_flags = {
+            event.id: f for event, f in self.flags() if event.id not in self.decisions
+        }
         self.declarations = {}
         self.open_findings = {}
+        self.unit_findings = {}
         self.flag_events = {}
         self.reports = {}
         who = f", {side} moving" if side else ""
@@ -385,6 +474,8 @@ class Session:
             phase_sigmas=dict(self.phase_sigmas),
             declarations={k: dataclasses.replace(d) for k, d in self.declarations.items()},
             open_findings={k: list(v) for k, v in self.open_findings.items()},
+            unit_findings={k: list(v) for k, v in self.unit_findings.items()},
+            earlier_flags=dict(self.earlier_flags),
             flag_events=dict(self.flag_events),
             decisions=dict(self.decisions),
             reports=dict(self.reports),
@@ -411,6 +502,10 @@ class Session:
             "open_findings": {
                 k: [dataclasses.asdict(f) for f in v] for k, v in self.open_findings.items()
             },
+            "unit_findings": {
+                k: [dataclasses.asdict(f) for f in v] for k, v in self.unit_findings.items()
+            },
+            "earlier_flags": [[k, dataclasses.asdict(f)] for k, f in self.earlier_flags.items()],
             "flag_events": [[*k, v] for k, v in self.flag_events.items()],
             "decisions": {str(k): v for k, v in self.decisions.items()},
             "terrain": [
@@ -438,6 +533,11 @@ class Session:
         self.open_findings = {
             k: [Finding(**f) for f in v] for k, v in state["open_findings"].items()
         }
+        # (snapshots written before these were kept have neither)
+        self.unit_findings = {
+            k: [Finding(**f) for f in v] for k, v in state.get("unit_findings", {}).items()
+        }
+        self.earlier_flags = {int(k): Finding(**f) for k, f in state.get("earlier_flags", [])}
         self.flag_events = {(r, m, o): i for r, m, o, i in state["flag_events"]}
         self.decisions = {int(k): v for k, v in state["decisions"].items()}
         self.terrain = ()
@@ -485,57 +585,46 @@ class Session:
         self.decisions[event_id] = decision
 
     def flags(self) -> list[tuple[Event, Finding]]:
-        """The findings open now, each with the event that first raised it."""
-        out = []
-        for findings in self.open_findings.values():
+        """The flags listed now, each with the event that first raised it, in the order
+        they were raised: the findings open in this phase (with their numbers as they
+        stand), and those of earlier phases nobody has decided yet (as they were)."""
+        out = [(self.events[k], f) for k, f in self.earlier_flags.items()]
+        for findings in (*self.open_findings.values(), *self.unit_findings.values()):
             for f in findings:
                 out.append((self.events[self.flag_events[_key(f)]], f))
-        return out
+        return sorted(out, key=lambda pair: pair[0].id)
 
     def _judge(self, t: float, frame: int, model_id: str) -> list[Event]:
-        verdict = referee_for(self.scene(), self.ruleset).judge_model(model_id)
-        if model_id in verdict.moves:
-            self.reports[model_id] = verdict.moves[model_id]
-        now = list(verdict.violations) + list(verdict.advisories)
-        before = self.open_findings.get(model_id, [])
-        events: list[Event] = []
-        for f in now:
-            if _key(f) not in {_key(b) for b in before}:
-                kind: EventKind = (
-                    "violation"
-                    if f in verdict.violations
-                    else ("close_call" if f.rule == "close_call" else "advisory")
-                )
-                events.append(
-                    Event(
-                        t,
-                        frame,
-                        kind,
-                        f.message,
-                        f.rule,
-                        f.model,
-                        f.other,
-                        f.measured,
-                        f.limit,
-                        f.uncertainty,
-                    )
-                )
-        for b in before:
-            if _key(b) not in {_key(f) for f in now}:
-                events.append(
-                    Event(
-                        t,
-                        frame,
-                        "resolved",
-                        f"no longer: {b.message}",
-                        b.rule,
-                        b.model,
-                        b.other,
-                        b.measured,
-                        b.limit,
-                    )
-                )
-        self.open_findings[model_id] = now
+        """Judge a model's move, and its unit as it now stands: a flag for each finding
+        not open before, ``resolved`` for each open one no longer found. The unit's
+        findings may be about any of its models (the first of a unit to move is out of
+        coherency until its mates join it)."""
+        scene = self.scene()
+        move, unit = judge_move_and_unit(scene, self.ruleset, model_id)
+        if model_id in move.moves:
+            self.reports[model_id] = move.moves[model_id]
+        mover = scene.model(model_id)
+        mates = [m.id for m in scene.models if (m.side, m.unit) == (mover.side, mover.unit)]
+        # (findings open before, found now, the verdict they come from)
+        changes = [(self.open_findings.get(model_id, []), _found(move), move)]
+        self.open_findings[model_id] = changes[0][1]
+        for mate in mates:
+            found = [f for f in _found(unit) if f.model == mate]
+            changes.append((self.unit_findings.pop(mate, []), found, unit))
+            if found:
+                self.unit_findings[mate] = found
+        events = [
+            _raised(t, frame, f, verdict)
+            for before, found, verdict in changes
+            for f in found
+            if _key(f) not in {_key(b) for b in before}
+        ]
+        events += [
+            _resolved(t, frame, b)
+            for before, found, _ in changes
+            for b in before
+            if _key(b) not in {_key(f) for f in found}
+        ]
         emitted = self._emit(*events)
         for e in emitted:
             key = (e.rule or "", e.model or "", e.other)
@@ -554,3 +643,34 @@ class Session:
 def _key(f: Finding) -> tuple[str, str, str | None]:
     """What makes a finding the same one again: its rule, model and other model."""
     return (f.rule, f.model, f.other)
+
+
+def _found(verdict: Verdict) -> list[Finding]:
+    return list(verdict.violations) + list(verdict.advisories)
+
+
+def _raised(t: float, frame: int, f: Finding, verdict: Verdict) -> Event:
+    """The flag a new finding raises: a violation, a close call or an advisory."""
+    kind: EventKind = (
+        "violation"
+        if f in verdict.violations
+        else ("close_call" if f.rule == "close_call" else "advisory")
+    )
+    return Event(
+        t, frame, kind, f.message, f.rule, f.model, f.other, f.measured, f.limit, f.uncertainty
+    )
+
+
+def _resolved(t: float, frame: int, f: Finding) -> Event:
+    """The finding ``f``, open until now, no longer found."""
+    return Event(
+        t,
+        frame,
+        "resolved",
+        f"no longer: {f.message}",
+        f.rule,
+        f.model,
+        f.other,
+        f.measured,
+        f.limit,
+    )
