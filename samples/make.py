@@ -62,22 +62,22 @@ def pin_pdf(path: Path) -> None:
 def check_files(folder: Path) -> None:
     """table.toml, roster.toml and terrain.toml say what the storyboard films."""
     from calibration.table import TableSpec
-    from vision.rig.footage import load_storyboard
+    from vision.rig.storyboard_file import load_storyboard
     from vision.roster import load_roster, load_terrain
 
-    board = load_storyboard(folder / "storyboard.toml")
+    story = load_storyboard(folder / "storyboard.toml")
     table = TableSpec.from_toml(folder / "table.toml")
-    if (table.table, table.anchors) != (board.table.table, board.table.anchors):
+    if (table.table, table.anchors) != (story.table.table, story.table.anchors):
         sys.exit(f"{folder}/table.toml: table or anchors differ from storyboard.toml's")
-    if load_roster(folder / "roster.toml") != list(board.roster):
+    if load_roster(folder / "roster.toml") != list(story.roster):
         sys.exit(f"{folder}/roster.toml: the models differ from storyboard.toml's")
-    if load_terrain(folder / "terrain.toml") != list(board.terrain):
+    if load_terrain(folder / "terrain.toml") != list(story.terrain):
         sys.exit(f"{folder}/terrain.toml: the terrain differs from storyboard.toml's")
 
 
 def camera_toml(folder: Path) -> str:
     """camera.toml for the storyboard's camera, as ``tablesight calibrate camera`` writes it."""
-    from vision.rig.footage import load_storyboard
+    from vision.rig.storyboard_file import load_storyboard
 
     camera = load_storyboard(folder / "storyboard.toml").camera
     rows = ", ".join("[" + ", ".join(repr(float(v)) for v in r) + "]" for r in camera.camera_matrix)
@@ -135,7 +135,8 @@ def markers_pdf(folder: Path) -> None:
 
 def make(game: str) -> str:
     folder = SAMPLES / game
-    from vision.rig.footage import load_storyboard, write_video
+    from vision.rig.footage import write_video
+    from vision.rig.storyboard_file import load_storyboard
 
     check_files(folder)
     info = write_video(load_storyboard(folder / "storyboard.toml"), folder / "match.mp4")
@@ -167,7 +168,8 @@ def charuco_board() -> None:
 def render(storyboard: str, out: str) -> int:
     """Render one storyboard to a video file (``.mp4`` or ``.avi``)."""
     from rules.errors import InputError
-    from vision.rig.footage import load_storyboard, write_video
+    from vision.rig.footage import write_video
+    from vision.rig.storyboard_file import load_storyboard
 
     try:
         info = write_video(load_storyboard(Path(storyboard)), Path(out))

@@ -28,7 +28,8 @@ from calibration.camera import CameraModel
 from calibration.table import MM_PER_IN
 from rules.referee import referee_for
 from rules.scenario import Scenario
-from vision.rig.footage import Bump, Move, load_storyboard
+from vision.rig.footage import Bump, Move
+from vision.rig.storyboard_file import load_storyboard
 from vision.rig.synth import PlacedMarker
 from vision.script import Script
 from vision.setup import Setup
@@ -92,12 +93,12 @@ def test_the_sample_loads_as_the_demo_loads_it(game: str) -> None:
 @pytest.mark.parametrize("game", GAMES)
 def test_the_files_describe_what_the_storyboard_films(game: str) -> None:
     f = files(game)
-    board = load_storyboard(f["storyboard"])
+    story = load_storyboard(f["storyboard"])
     setup = Setup.load(game, f["table"], f["roster"], f["terrain"], f["camera"])
-    assert setup.table.table == board.table.table
-    assert setup.table.anchors == board.table.anchors
-    assert setup.roster == list(board.roster)
-    assert setup.terrain == list(board.terrain)
+    assert setup.table.table == story.table.table
+    assert setup.table.anchors == story.table.anchors
+    assert setup.roster == list(story.roster)
+    assert setup.terrain == list(story.terrain)
     # camera.toml is the storyboard camera's calibration: square pixels, the principal
     # point in the middle of the picture, fx from the lens's horizontal field of view
     raw = tomllib.loads(f["storyboard"].read_text())["camera"]
@@ -113,23 +114,23 @@ def test_the_files_describe_what_the_storyboard_films(game: str) -> None:
 
 @pytest.mark.parametrize("game", GAMES)
 def test_every_marker_stays_big_enough_for_the_camera(game: str) -> None:
-    board = load_storyboard(files(game)["storyboard"])
+    story = load_storyboard(files(game)["storyboard"])
     rests: list[tuple[float, float, float, float, float]] = []  # size, x, y, z, heading
-    for a in board.table.anchors:
+    for a in story.table.anchors:
         rests.append((a.size_mm, a.x_in, a.y_in, 0.0, a.heading))
-    for piece in board.terrain:
-        at = board.start[piece.id]
+    for piece in story.terrain:
+        at = story.start[piece.id]
         z = piece.marker_height_mm / MM_PER_IN
         rests.append((piece.marker_size_mm, at.x, at.y, z, at.heading))
-    for m in board.roster:
-        poses = [board.start[m.id]] + [
-            board.pose_at(m.id, a.end) for a in board.actions if isinstance(a, Move)
+    for m in story.roster:
+        poses = [story.start[m.id]] + [
+            story.pose_at(m.id, a.end) for a in story.actions if isinstance(a, Move)
         ]
         for p in poses:
             rests.append((m.marker_size_mm, p.x, p.y, m.marker_height_mm / MM_PER_IN, p.heading))
-    bumps = [a.at for a in board.actions if isinstance(a, Bump)]
+    bumps = [a.at for a in story.actions if isinstance(a, Bump)]
     assert len(bumps) == 1  # one small knock of the tripod
-    for camera in (board.camera_at(0.0), board.camera_at(bumps[0])):
+    for camera in (story.camera_at(0.0), story.camera_at(bumps[0])):
         for size, x, y, z, heading in rests:
             corners = camera.project(PlacedMarker(0, size, x, y, z, heading).corners_in())
             sides = np.linalg.norm(corners - np.roll(corners, -1, axis=0), axis=1)

@@ -22,7 +22,8 @@ from rules.scene import Table
 from rules.session import Event, Session
 from vision import observe
 from vision.observe import HIDDEN_S, LOST_S, Observer
-from vision.rig.footage import Bump, Flicker, Storyboard, frames, load_storyboard
+from vision.rig.footage import Bump, Flicker, Storyboard, frames
+from vision.rig.storyboard_file import load_storyboard
 from vision.roster import profile
 
 pytestmark = pytest.mark.slow

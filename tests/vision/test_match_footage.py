@@ -29,16 +29,8 @@ from rules.session import Event, Session
 from vision.aruco import MarkerDetector
 from vision.observe import HIDDEN_S, Observer
 from vision.rig import footage
-from vision.rig.footage import (
-    REACH_S,
-    Bump,
-    Cover,
-    Move,
-    Storyboard,
-    frames,
-    load_storyboard,
-    write_video,
-)
+from vision.rig.footage import REACH_S, Bump, Cover, Move, Storyboard, frames, write_video
+from vision.rig.storyboard_file import load_storyboard
 from vision.rig.synth import PlacedMarker, render_table
 from vision.roster import profile
 from vision.tracking import Tracker
