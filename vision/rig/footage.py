@@ -31,12 +31,13 @@ rendered: frames that show the same state are identical.
 
 The storyboard can be a TOML file (:func:`vision.rig.storyboard_file.load_storyboard`); a
 malformed one is one line naming the file and the field. ``samples/make.py render
-STORYBOARD.toml OUT.mp4`` writes the video. The file has ``duration_s`` (and optionally ``fps``, ``motion_hz``,
-``texture_seed``, ``decorate``, a ``[shot]`` table with ``seed`` and the other
-:class:`vision.rig.synth.Shot` fields), ``[table]`` and ``[[anchors]]`` as in ``table.toml``,
-``[camera]`` (``position``, ``look_at``, ``size``, ``hfov_deg``, ``dist``), ``[[models]]``
-as in ``roster.toml`` plus ``start = [x, y, heading]``, ``[[terrain]]`` as in
-``terrain.toml`` plus ``at = [x, y, heading]``, and ``[[actions]]`` in time order::
+STORYBOARD.toml OUT.mp4`` writes the video. The file has ``duration_s`` (and optionally
+``fps``, ``motion_hz``, ``texture_seed``, ``decorate``, a ``[shot]`` table with ``seed``
+and the other :class:`vision.rig.synth.Shot` fields), ``[table]`` and ``[[anchors]]`` as
+in ``table.toml``, ``[camera]`` (``position``, ``look_at``, ``size``, ``hfov_deg``,
+``dist``), ``[[models]]`` as in ``roster.toml`` plus ``start = [x, y, heading]``,
+``[[terrain]]`` as in ``terrain.toml`` plus ``at = [x, y, heading]``, and ``[[actions]]``
+in time order::
 
     [[actions]]
     kind = "move"
