@@ -85,7 +85,12 @@ def _model(session: Session, m: Model) -> dict[str, Any]:
         "id": m.id,
         "side": m.side,
         "unit": m.unit,
-        "base": {"shape": m.base.shape, "length_mm": m.base.length_mm, "width_mm": m.base.width_mm},
+        "base": {
+            "shape": m.base.shape,
+            "length_mm": m.base.length_mm,
+            "width_mm": m.base.width_mm,
+            "text": base_text(m.base.shape, m.base.length_mm, m.base.width_mm),
+        },
         "movement_in": m.movement_in,
         "keywords": sorted(m.keywords),
         "status": sorted(m.status),
@@ -334,3 +339,14 @@ def closest_points(a: Base, pose_a: Pose, b: Base, pose_b: Pose) -> list[list[fl
         return [[pose_a.x, pose_a.y], [pose_b.x, pose_b.y]]
     pa, pb = shapely.ops.nearest_points(fa, fb)
     return [[round(pa.x, 4), round(pa.y, 4)], [round(pb.x, 4), round(pb.y, 4)]]
+
+
+def base_text(shape: str, length_mm: float, width_mm: float) -> str:
+    """A base as players name it: "32 mm round", "60 x 35 mm oval", "100 x 50 mm rect".
+
+    >>> base_text("round", 32.0, 32.0), base_text("oval", 60.0, 35.0)
+    ('32 mm round', '60 x 35 mm oval')
+    """
+    if shape == "round" and length_mm == width_mm:
+        return f"{length_mm:g} mm round"
+    return f"{length_mm:g} x {width_mm:g} mm {shape}"

@@ -17,6 +17,7 @@ MODULES = [
     "rules.declaration",
     "calibration.dictionaries",
     "rules.observation",
+    "rules.view",
     "calibration.printing",
     "vision.tracking",
 ]

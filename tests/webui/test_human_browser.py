@@ -366,3 +366,19 @@ def test_the_ticker_shows_only_what_is_current(open_page, demo):
         assert not any(re.match(r"turn \d+: movement", t, re.I) for t in stale), stale
     print(f"\nticker lines not current: {len(stale)}")
     assert stale == []
+
+
+def test_the_help_puts_each_key_beside_what_it_does(open_page):
+    page = open_page("/")
+    page.keyboard.press("?")
+    page.wait_for_selector("#help[open]")
+    rows = page.eval_on_selector_all(
+        "#help dt",
+        "dts => dts.map(dt => [dt.getBoundingClientRect().top,"
+        " dt.nextElementSibling.getBoundingClientRect().top,"
+        " dt.getBoundingClientRect().right, dt.nextElementSibling.getBoundingClientRect().left])",
+    )
+    assert len(rows) >= 9  # m, e, n, s, t, d, a / x, Esc, ?
+    for key_top, does_top, key_right, does_left in rows:
+        assert abs(key_top - does_top) < 2  # the same line
+        assert does_left > key_right  # the description to the key's right

@@ -716,7 +716,8 @@ def _fill_reports(session: Session) -> None:
     more than the seek itself."""
     if not session.in_phase:
         return
-    flagged = {f.model for findings in session.open_findings.values() for f in findings}
+    open_now = [*session.open_findings.values(), *session.unit_findings.values()]
+    flagged = {f.model for findings in open_now for f in findings}
     moved = [
         m
         for m, now in session.poses.items()
