@@ -5,7 +5,9 @@ Test modules share through these fixtures, never by importing one another (with
 fixture imported with it is set up once more); tests/test_suite_layout.py checks it.
 
 - ``shared_dir``: the shared reference data beside the checkout.
-- ``tablesight_command``, ``tablesight``: the command line, run as a user would.
+- ``tablesight_command``, ``tablesight``: the command line, run as a user would;
+  ``run_demo``: ``tablesight demo`` started on a free port, its table view's URL read from
+  what it prints, stopped with Ctrl-C (SIGINT) afterwards.
 - ``hand_lens``: a lens, a corner-anchored table file and a projection written out by
   hand, for tests that make up the pixels a camera would see.
 - ``two_model_table``, ``two_model_roster``, ``footage``, ``match_files``: the two-model
@@ -18,10 +20,15 @@ fixture imported with it is set up once more); tests/test_suite_layout.py checks
 
 from __future__ import annotations
 
+import contextlib
+import re
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
@@ -54,6 +61,60 @@ def tablesight_command() -> list[str]:
     """How to start ``tablesight``: the script on the PATH, or the module."""
     exe = shutil.which("tablesight")
     return [exe] if exe else [sys.executable, "-m", "tablesight"]
+
+
+#: What the demo prints on stderr when its table view is up.
+DEMO_URL = re.compile(r"table view: (http://127\.0\.0\.1:\d+/\S*)")
+
+Demo = tuple[subprocess.Popen[str], str, list[str]]
+
+
+@pytest.fixture(scope="session")
+def run_demo(tablesight_command: list[str]) -> Callable[..., AbstractContextManager[Demo]]:
+    """``with run_demo(*options) as (process, url, stderr lines):`` the demo of the
+    necromunda sample on a free port, as a user starts it; stopped with Ctrl-C (SIGINT)
+    on leaving, if it still runs. Its stderr is kept drained for as long as it runs."""
+
+    @contextlib.contextmanager
+    def started(*options: str, wait_s: float = 60.0) -> Iterator[Demo]:
+        command = [*tablesight_command, "demo", "--no-browser", "--port", "0"]
+        process = subprocess.Popen(
+            [*command, "--game", "necromunda", *options],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO_ROOT,
+        )
+        lines: list[str] = []
+        found = threading.Event()
+
+        def read() -> None:
+            assert process.stderr is not None
+            for line in process.stderr:
+                lines.append(line)
+                if DEMO_URL.search(line):
+                    found.set()
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        try:
+            if not found.wait(wait_s):
+                pytest.fail(f"the demo printed no table view URL: {''.join(lines)}")
+            url = next(m for m in map(DEMO_URL.search, lines) if m).group(1)
+            yield process, url, lines
+        finally:
+            if process.poll() is None:
+                process.send_signal(signal.SIGINT)
+                try:
+                    process.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+            reader.join(timeout=5)
+            if process.stderr is not None:
+                process.stderr.close()
+
+    return started
 
 
 @pytest.fixture(scope="session")

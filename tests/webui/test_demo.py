@@ -8,10 +8,7 @@ and must exit cleanly.
 
 from __future__ import annotations
 
-import re
 import signal
-import subprocess
-import threading
 import tomllib
 from pathlib import Path
 
@@ -24,47 +21,13 @@ REPO = Path(__file__).resolve().parents[2]
 ROSTER = REPO / "samples" / "necromunda" / "roster.toml"
 #: How long the demo may take to start serving, and the page to draw every base (s).
 WAIT_S = 60.0
-URL = re.compile(r"table view: (http://127\.0\.0\.1:\d+/\S*)")
 
 
 @pytest.fixture
-def demo(tablesight_command):
+def demo(run_demo):
     """The demo on a free port; yields (process, url, stderr lines)."""
-    process = subprocess.Popen(
-        [*tablesight_command, "demo", "--no-browser", "--port", "0", "--game", "necromunda"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=REPO,
-    )
-    lines: list[str] = []
-    found = threading.Event()
-
-    def read() -> None:  # keeps the pipe drained for as long as the demo runs
-        assert process.stderr is not None
-        for line in process.stderr:
-            lines.append(line)
-            if URL.search(line):
-                found.set()
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
-        if not found.wait(WAIT_S):
-            pytest.fail(f"the demo printed no table view URL: {''.join(lines)}")
-        match = next(m for m in map(URL.search, lines) if m)
-        yield process, match.group(1), lines
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        reader.join(timeout=5)
-        if process.stderr is not None:
-            process.stderr.close()
+    with run_demo(wait_s=WAIT_S) as started:
+        yield started
 
 
 def test_the_demo_shows_every_model_of_the_sample(demo, browser) -> None:

@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import signal
-import subprocess
-import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -26,7 +23,6 @@ sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
 
 REPO = Path(__file__).resolve().parents[2]
-URL = re.compile(r"table view: (http://127\.0\.0\.1:\d+/)")
 #: How long a person holds the button for a click (ms).
 HOLD_MS = 120
 #: The models clicked: ten of the sample's twelve, both gangs.
@@ -46,41 +42,10 @@ window.EventSource = class extends Native {
 
 
 @pytest.fixture(scope="module")
-def demo(tablesight_command):
+def demo(run_demo):
     """``tablesight demo`` on a free port, as a user starts it; yields its URL."""
-    process = subprocess.Popen(
-        [*tablesight_command, "demo", "--no-browser", "--port", "0", "--game", "necromunda"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=REPO,
-    )
-    lines: list[str] = []
-    found = threading.Event()
-
-    def read() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            lines.append(line)
-            if URL.search(line):
-                found.set()
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
-        if not found.wait(60):
-            pytest.fail(f"the demo printed no URL: {''.join(lines)}")
-        yield next(m for m in map(URL.search, lines) if m).group(1)
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        reader.join(timeout=5)
-        if process.stderr is not None:
-            process.stderr.close()
+    with run_demo() as (_, url, _):
+        yield url
 
 
 @pytest.fixture
