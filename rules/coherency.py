@@ -82,8 +82,9 @@ def spanning_tree(members: list[Model]) -> list[tuple[Model, Model, float]]:
 
 
 def coherency(m: Measure, side: str, unit: str, out: Findings) -> None:
-    """Each unit-mate's gap to its nearest linked mate, and (where the unit must form one
-    chain) the gap between its groups, against the coherency range."""
+    """Each unit-mate's gap to its nearest mate against the coherency range (or, when that
+    mate is close enough across, the height between them against the vertical limit), and
+    (where the unit must form one chain) the gap between its groups."""
     rules = m.rules.coherency
     members = [x for x in m.scene.models if x.side == side and x.unit == unit]
     if rules is None or len(members) < 2:
@@ -94,12 +95,28 @@ def coherency(m: Measure, side: str, unit: str, out: Findings) -> None:
     lonely = [i for i in range(n) if not any(linked[i])]
     for i in lonely:
         j = min(range(n), key=lambda k: gap[i][k])
+        a, b = members[i], members[j]
+        if gap[i][j] <= rules.range_in + m.tol:
+            # Close enough across, so it is the height between them that breaks the link.
+            rise = rise_between(a, b)
+            where = "above" if b.pose.z > a.pose.z else "below"
+            report(
+                "coherency",
+                a.id,
+                f"{a.id} is out of coherency: its nearest unit-mate {b.id} is "
+                f"{inches(gap[i][j])} away across but {inches(rise)} {where} "
+                f"(vertical limit {inches(rules.vertical_in)})",
+                other=b.id,
+                measured=rise,
+                limit=rules.vertical_in,
+            )
+            continue
         report(
             "coherency",
-            members[i].id,
-            f"{members[i].id} is out of coherency: its nearest unit-mate {members[j].id} "
+            a.id,
+            f"{a.id} is out of coherency: its nearest unit-mate {b.id} "
             f"is {inches(gap[i][j])} away (range {inches(rules.range_in)})",
-            other=members[j].id,
+            other=b.id,
             measured=gap[i][j],
             limit=rules.range_in,
         )

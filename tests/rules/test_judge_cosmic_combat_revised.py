@@ -205,16 +205,23 @@ def test_defensive_and_stealth_moves_are_half_distance(kit, action, keywords, di
 
 
 @pytest.mark.parametrize(
-    ("others", "end", "gap"),
+    ("others", "end", "measured", "limit", "words"),
     [
         # u1, u3 touch at x 10, 9; u2 moves through them to 2" off u1: 3-1 = 2 > 1.05.
-        ([(10, 18), (9, 18)], (13, 18), 2.0),
+        ([(10, 18), (9, 18)], (13, 18), 2.0, 1, 'is 2.00" away (range 1.00")'),
         # u1, u3 stand 7" up on a tower; u2 ends at its foot: 1-1 = 0" across from u1,
-        # 2-1 = 1" from u3, but both 7" above it (> 6).
-        ([(10.5, 10, 7), (11.5, 10, 7)], (9.5, 10), 0.0),
+        # 2-1 = 1" from u3, but both 7" above it (7 - 0 = 7 > 6 + 0.05). The link fails on
+        # height, so the finding names the height and the vertical limit, not the 0" across.
+        (
+            [(10.5, 10, 7), (11.5, 10, 7)],
+            (9.5, 10),
+            7.0,
+            6,
+            'is 0.00" away across but 7.00" above (vertical limit 6.00")',
+        ),
     ],
 )
-def test_model_out_of_coherency(kit, others, end, gap):
+def test_model_out_of_coherency(kit, others, end, measured, limit, words):
     models = [kit.model("u2", "red", (7, end[1]), end, unit="u")]
     models += [kit.model(f"u{i}", "red", p, unit="u") for i, p in zip((1, 3), others, strict=True)]
     tower = kit.box("tower", 10, 8, 14, 12, "climbable", height=7)
@@ -222,7 +229,8 @@ def test_model_out_of_coherency(kit, others, end, gap):
     assert verdict.legal
     finding = kit.one(verdict.advisories, "coherency")
     assert (finding.model, finding.other) == ("u2", "u1")
-    assert (finding.measured, finding.limit) == (pytest.approx(gap), 1)
+    assert (finding.measured, finding.limit) == (pytest.approx(measured), limit)
+    assert f"its nearest unit-mate u1 {words}" in finding.message
 
 
 def test_unit_split_into_two_groups(kit):

@@ -126,7 +126,8 @@ def test_a_climb_is_judged_live_as_check_judges_it(end, expected):
 
 def test_vertical_coherency_is_judged_live():
     # u1 and u3 stand 7" up on a tower; u2 walks to its foot: 1 - 1 = 0" across from u1,
-    # but 7" below it (> 6): out of coherency (an advisory in this game), gap 0.
+    # but 7" below it (7 > 6): out of coherency (an advisory in this game). The 0" across
+    # is within range, so the finding measures the 7" height (against the 6" limit).
     told = scenario(
         [
             model("u2", (7, 10, 0), (9.5, 10, 0), unit="u"),
@@ -136,7 +137,7 @@ def test_vertical_coherency_is_judged_live():
         [tower("tower", 10, 8, 14, 12, 7)],
     )
     _, events = live(told)
-    assert flags(events) == [("advisory", "coherency", "u2", 0.0)]
+    assert flags(events) == [("advisory", "coherency", "u2", 7.0)]
 
 
 def test_on_the_ground_the_same_walk_is_coherent():
