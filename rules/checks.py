@@ -171,14 +171,36 @@ def _entered_first(
 
 
 def engaged(m: Measure, move: Move, out: Findings) -> None:
-    """An engaged model that moved under an action not allowed when engaged."""
+    """An engaged model that moved under an action not allowed when engaged: engaged by its
+    status, or (where the game says so) by where it and the enemies stood at the start."""
     mover = move.mover
-    if "engaged" in mover.status and mover.moved and not move.action.allowed_when_engaged:
+    if not mover.moved or move.action.allowed_when_engaged:
+        return
+    if "engaged" in mover.status:
         out.flag(
             "engaged",
             mover.id,
             f"{mover.id} is engaged and may not {mover.action} this phase",
         )
+        return
+    within = m.rules.zone.engaged_within_in if m.rules.zone else None
+    if within is None:
+        return
+    enemies = [x for x in m.scene.models if not x.is_friend_of(mover)]
+    gaps = [(m.distance(mover, x, at_start=True, within=within + m.tol), x) for x in enemies]
+    close = [(gap, x) for gap, x in gaps if gap <= within + m.tol]
+    if not close:
+        return
+    gap, enemy = min(close, key=lambda p: p[0])
+    out.flag(
+        "engaged",
+        mover.id,
+        f"{mover.id} started {inches(gap)} from {enemy.id}, within {inches(within)}: "
+        f"it is engaged and may only move away by a retreat, not a {mover.action}",
+        other=enemy.id,
+        measured=gap,
+        limit=within,
+    )
 
 
 def _until(path: Path, goal: shapely.Polygon) -> LineString:

@@ -62,6 +62,10 @@ class ZoneRules(_Strict):
     exempt_when_status_all: list[str] = []
     #: Movers with any of these keywords ignore zones.
     movers_exempt_keywords: list[str] = []
+    #: A model that started its move within this distance (edge to edge, give or take the
+    #: tolerance) of an enemy is engaged, as if its status said so. ``None``: only the
+    #: ``engaged`` status makes a model engaged.
+    engaged_within_in: float | None = Field(None, ge=0)
 
 
 class CoherencyRules(_Strict):

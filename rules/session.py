@@ -193,11 +193,15 @@ WHEN_OTHERS_MOVE: dict[RuleName, tuple[Rejudge, str]] = {
         "models': where it ended",
     ),
     "action": ("kept", "the declaration's target, chosen when it was declared"),
+    "engaged": (
+        "kept",
+        "its own status, or where it and the enemies stood when it started: a Retreat 'is "
+        "used when a model is within 1\" of an enemy model and wishes to move away'",
+    ),
     "free_attack": ("kept", "the enemies it left or passed as it moved: that move's consequence"),
     # the rules below never name another model: nothing another model does changes them
     "movement": ("kept", "its own route, measured round the models where they stood"),
     "blocked": ("kept", "its own route, measured round the models where they stood"),
-    "engaged": ("kept", "its own status"),
     "off_table": ("kept", "its own base and the table edge"),
     "terrain": ("kept", "its own base and the terrain"),
     "dangerous_terrain": ("kept", "its own route and the terrain"),

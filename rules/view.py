@@ -253,8 +253,10 @@ def flag_caption(
             return f"stands {about} inside terrain"
         case "ramming":
             return f"ended {about} from friendly {them}: both roll"
-        case "retreat" | "engaged":
+        case "retreat":
             return f"is {about} from {them}, must be over {lim}"
+        case "engaged":
+            return f"started {about} from {them}, within {lim}: only a retreat may move it"
         case "action":
             return f"was {about} from {them}, the most is {lim}"
         case _:

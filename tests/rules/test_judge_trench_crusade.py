@@ -175,6 +175,44 @@ def test_engaged_model_may_only_retreat(kit, action, rules):
 
 
 @pytest.mark.parametrize(
+    ("enemy_x", "action", "gap", "rules"),
+    [
+        (11.5, "move", 0.5, ["engaged"]),  # 1.5 - 1 = 0.5 <= 1: engaged, a Move may not leave
+        (11.5, "dash", 0.5, ["engaged"]),  # nor may a Dash
+        (11.5, "retreat", 0.5, []),  # a Retreat may; it ends 11.5-7-1 = 3.5 > 1 away
+        (12.04, "move", 1.04, ["engaged"]),  # 2.04 - 1 = 1.04 <= 1 + 0.05 tolerance
+        (12.1, "move", 1.1, []),  # 2.1 - 1 = 1.1 > 1.05: not engaged
+        (12.5, "move", 1.5, []),  # 2.5 - 1 = 1.5: not engaged, the Move is free
+    ],
+)
+def test_starting_within_1in_of_an_enemy_engages(kit, enemy_x, action, gap, rules):
+    # No status: a at (10,10) moves away to (7,10), 3"; enemy e at (enemy_x, 10). "Retreat
+    # ... is used when a model is within 1" of an enemy model and wishes to move away", so
+    # where the bases stood at the start decides whether it is engaged.
+    models = [
+        kit.model("a", "red", (10, 10), (7, 10), action=action),
+        kit.model("e", "blue", (enemy_x, 10)),
+    ]
+    verdict = kit.judge(GAME, models)
+    assert sorted(verdict.rules()) == rules
+    kit.assert_path(verdict, "a", 3.0, width=1e-9)  # 10 - 7
+    if "engaged" in rules:
+        finding = kit.one(verdict.violations, "engaged")
+        assert (finding.other, finding.measured, finding.limit) == ("e", pytest.approx(gap), 1)
+
+
+def test_engaged_status_still_engages_far_from_enemies(kit):
+    # The players' `engaged` status holds though e stands 20-10-1 = 9" away at the start.
+    models = [
+        kit.model("a", "red", (10, 10), (7, 10), status=["engaged"]),
+        kit.model("e", "blue", (20, 10)),
+    ]
+    verdict = kit.judge(GAME, models)
+    assert verdict.rules() == ["engaged"]
+    assert kit.one(verdict.violations, "engaged").measured is None
+
+
+@pytest.mark.parametrize(
     ("end", "gap", "rules"),
     [((7, 10), 3.0, []), ((9, 10), 1.0, []), ((9.2, 10), 0.8, ["retreat"])],
 )

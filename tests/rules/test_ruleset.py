@@ -62,8 +62,9 @@ def test_unknown_game_lists_the_known_ones() -> None:
         (("range_in = 1.0", "range_in = -1.0"), "zone.range_in: Input should be greater than"),
         (
             ("range_in = 1.0", "range_in = 1.0\ncolour = 'red'"),
-            "zone.colour: unknown key; allowed keys: applies_to, exempt_when_status_all, "
-            "friendly_entry, movers_exempt_keywords, range_in, sources_exclude_keywords",
+            "zone.colour: unknown key; allowed keys: applies_to, engaged_within_in, "
+            "exempt_when_status_all, friendly_entry, movers_exempt_keywords, range_in, "
+            "sources_exclude_keywords",
         ),
         (('title = "Test Game"\n', ""), "title: required key is missing"),
         (("[actions.move]", "[actions.walk]"), "actions: every game needs a 'move' action"),
