@@ -462,6 +462,25 @@ def dangerous_terrain(m: Measure, move: Move, out: Findings) -> None:
             )
 
 
+def handling_test(m: Measure, move: Move, out: Findings) -> None:
+    """Difficult or dangerous terrain a mover that must then test (a skimmer) ended on:
+    its base more than the tolerance inside the piece."""
+    mover, keywords = move.mover, m.rules.movement.handling_test_keywords
+    if not mover.moved or not any(mover.has(k) for k in keywords):
+        return
+    footprint = mover.base.footprint(mover.pose)
+    for piece in m.scene.terrain:
+        kind = next((k for k in ("dangerous", "difficult") if piece.has(k)), None)
+        if kind is None or depth_inside(footprint, piece.polygon) <= m.tol:
+            continue
+        out.advise(
+            "handling_test",
+            mover.id,
+            f"{mover.id} ended on {kind} terrain {piece.id}: it must pass a Handling test",
+            other=piece.id,
+        )
+
+
 #: What is checked of each move once it has been measured, in this order.
 MOVE_CHECKS: tuple[MoveCheck, ...] = (
     off_table,
@@ -474,6 +493,7 @@ MOVE_CHECKS: tuple[MoveCheck, ...] = (
     rammed_target,
     failed_charge,
     dangerous_terrain,
+    handling_test,
 )
 
 

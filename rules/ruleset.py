@@ -39,6 +39,9 @@ class MovementRules(_Strict):
     #: cost as difficult terrain (per inch climbed). ``None``: every inch climbed counts.
     climb_ignore_in: float | None = None
     may_leave_table: bool = False
+    #: Movers with any of these keywords that end a move on difficult or dangerous terrain
+    #: must pass a Handling test (reported as an advisory).
+    handling_test_keywords: list[str] = []
 
     def difficult_factor(self, keywords: frozenset[str]) -> float:
         """Inches of allowance one inch of difficult terrain costs a mover with ``keywords``

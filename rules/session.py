@@ -206,6 +206,7 @@ WHEN_OTHERS_MOVE: dict[RuleName, tuple[Rejudge, str]] = {
     "terrain": ("kept", "its own base and the terrain"),
     "dangerous_terrain": ("kept", "its own route and the terrain"),
     "risky_roll": ("kept", "its own declaration"),
+    "handling_test": ("kept", "its own base and the terrain it ended on"),
     "diagonal_jet": ("kept", "its own route"),
     "slagged_jet": ("kept", "its own status"),
 }

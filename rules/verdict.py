@@ -32,6 +32,9 @@ RuleName = Literal[
     "ramming",
     "dangerous_terrain",
     "risky_roll",
+    # a vehicle that ended its move on difficult or dangerous terrain it skims over must
+    # pass a Handling test (Necromunda's Skimmers): not its route, where it ended
+    "handling_test",
     # square-grid games
     "free_attack",
     "diagonal_jet",

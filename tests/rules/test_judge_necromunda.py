@@ -260,6 +260,37 @@ def test_dangerous_terrain(kit, keywords, hand, warned):
 
 
 @pytest.mark.parametrize(
+    ("kind", "keywords", "end_x", "advised"),
+    [
+        # A skimmer ending at x 11: its 1" base spans x 10.5..11.5, all inside the strip
+        # x 10..12: "If ending an activation on difficult or dangerous terrain, pass a
+        # Handling test".
+        ("difficult", ["vehicle", "skimmer"], 11, True),
+        ("dangerous", ["vehicle", "skimmer"], 11, True),
+        # Crossing the strip to x 14 (base x 13.5..14.5) and ending off it: no test.
+        ("difficult", ["vehicle", "skimmer"], 14, False),
+        ("dangerous", ["vehicle", "skimmer"], 14, False),
+        # Base x 9.04..10.04 reaches 0.04 <= 0.05 tolerance into the strip: not on it.
+        ("difficult", ["vehicle", "skimmer"], 9.54, False),
+        # Not a skimmer: a tracked vehicle ending on difficult terrain takes no test.
+        ("difficult", ["vehicle", "tracked"], 11, False),
+    ],
+)
+def test_skimmer_ending_on_difficult_or_dangerous_terrain_takes_a_handling_test(
+    kit, kind, keywords, end_x, advised
+):
+    strip = kit.box("strip", 10, 0, 12, 24, kind)
+    mover = kit.model("a", "red", (8, 12), (end_x, 12), movement=8, keywords=keywords)
+    verdict = kit.judge(GAME, [mover], [strip])
+    assert verdict.legal
+    assert kit.advisories(verdict) == (["handling_test"] if advised else [])
+    if advised:
+        finding = kit.one(verdict.advisories, "handling_test")
+        assert finding.other == "strip"
+        assert f"ended on {kind} terrain strip" in finding.message
+
+
+@pytest.mark.parametrize(
     ("end_y", "rules", "depth"), [(1.49, [], None), (1.3, ["base_overlap"], 0.2)]
 )
 def test_overlap_with_an_l_shaped_wall_is_measured_from_the_arm_it_touches(
