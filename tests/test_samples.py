@@ -264,6 +264,7 @@ def test_the_referee_says_what_was_worked_out_by_hand(
             assert theirs["measured"] == pytest.approx(mine["measured"], abs=TOLERANCE_IN), mine
 
 
+@pytest.mark.slow
 def test_each_clip_shows_legal_and_illegal_moves(
     analyzed: dict[str, list[dict[str, object]]],
 ) -> None:

@@ -234,6 +234,7 @@ ANNULUS = Polygon(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("start", "end", "obstacles"),
     [

@@ -32,6 +32,9 @@ from vision.script import Script
 from vision.setup import Setup
 from vision.sources import FileSource, Frame
 
+#: The tests here fill disks, kill and crash writers and run the command line in new processes.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "samples" / "necromunda"
 CLIP = SAMPLE / "match.mp4"

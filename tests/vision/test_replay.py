@@ -30,6 +30,9 @@ from vision.setup import Setup
 from vision.sources import FileSource
 from webui.app import create_app
 
+#: The tests here referee a rendered clip into a match file first.
+pytestmark = pytest.mark.slow
+
 #: The move settles at frame 24; the models are first seen at frame 9.
 MOVED_T, SEEN_T = 24 / 30, 9 / 30
 #: Edge to edge, 1 in round bases: the brute at (30, 20), the ganger before and after.

@@ -15,6 +15,9 @@ from vision.match.replay import Replay
 from webui.app import MAX_BODY, create_app
 from webui.guard import StreamLimits, StreamSlots, allowed_hosts
 
+#: The tests here start real servers and send hundreds of malformed requests.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def client(played_game):

@@ -24,6 +24,9 @@ import pytest
 from webui.guard import StreamLimits
 from webui.serve import Server
 
+#: The test here holds 200 real connections open.
+pytestmark = pytest.mark.slow
+
 #: How many streams are asked for, and how many /api/state requests are timed.
 STREAMS, SAMPLES = 200, 100
 #: The one address that asks for more than its share.
