@@ -69,6 +69,46 @@ def browser():
 
 
 @pytest.fixture
+def pages(browser, wait_ms):
+    """``pages(url, width, height, init_script=, console_errors=, allow=, wait_until=)``
+    opens a page as a new tab; the test fails on any JavaScript error in any page it
+    opened, and (unless ``console_errors`` is false) on any console error whose text holds
+    none of ``allow``."""
+    opened, errors = [], []
+
+    def open_page(
+        url: str,
+        width: int = 1600,
+        height: int = 1000,
+        *,
+        init_script: str | None = None,
+        console_errors: bool = True,
+        allow: tuple[str, ...] = (),
+        wait_until: str = "domcontentloaded",
+    ):
+        page = browser.new_page(viewport={"width": width, "height": height})
+        if init_script is not None:
+            page.add_init_script(init_script)
+        page.set_default_timeout(wait_ms)
+        page.on("pageerror", lambda exc: errors.append(f"{url}: {exc}"))
+
+        def console(message) -> None:
+            if message.type == "error" and not any(a in message.text for a in allow):
+                errors.append(f"{url}: console: {message.text}")
+
+        if console_errors:
+            page.on("console", console)
+        page.goto(url, wait_until=wait_until)
+        opened.append(page)
+        return page
+
+    yield open_page
+    for page in opened:
+        page.close()
+    assert errors == []
+
+
+@pytest.fixture
 def played_game(footage, setup, tmp_path):
     """A game that has seen the ganger at (10, 10), then 7 in on at (17, 10) (over its 6):
     the events ``phase_started``, ``model_moved``, ``violation`` (id 2)."""

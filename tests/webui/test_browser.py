@@ -92,27 +92,15 @@ def server(clip, setup, browser):
 
 
 @pytest.fixture
-def open_page(browser, server, wait_ms):
+def open_page(pages, server):
     """Opens a page of the server; fails the test on any JavaScript error or console error."""
-    pages, errors = [], []
 
     def opener(path: str, width: int = 1600, height: int = 1000):
-        page = browser.new_page(viewport={"width": width, "height": height})
-        page.add_init_script(STREAM_CLOCK)
-        page.set_default_timeout(wait_ms)
-        page.on("pageerror", lambda exc: errors.append(f"{path}: {exc}"))
-        page.on(
-            "console", lambda m: m.type == "error" and errors.append(f"{path}: console: {m.text}")
-        )
         # the picture never completes (a stream), so no waiting for the load event
-        page.goto(server.url.rstrip("/") + path, wait_until="domcontentloaded")
-        pages.append(page)
-        return page
+        url = server.url.rstrip("/") + path
+        return pages(url, width, height, init_script=STREAM_CLOCK)
 
-    yield opener
-    for page in pages:
-        page.close()
-    assert errors == []
+    return opener
 
 
 def api(server, path: str):

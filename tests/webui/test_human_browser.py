@@ -49,22 +49,12 @@ def demo(run_demo):
 
 
 @pytest.fixture
-def open_page(browser, demo, wait_ms):
-    pages, errors = [], []
-
+def open_page(pages, demo):
     def opener(path: str, width: int = 1600, height: int = 1000):
-        page = browser.new_page(viewport={"width": width, "height": height})
-        page.add_init_script(KEEP_STATE)
-        page.set_default_timeout(wait_ms)
-        page.on("pageerror", lambda exc: errors.append(f"{path}: {exc}"))
-        page.goto(demo + path.lstrip("/"), wait_until="domcontentloaded")
-        pages.append(page)
-        return page
+        url = demo + path.lstrip("/")
+        return pages(url, width, height, init_script=KEEP_STATE, console_errors=False)
 
-    yield opener
-    for page in pages:
-        page.close()
-    assert errors == []
+    return opener
 
 
 def post(demo: str, path: str, body: dict) -> dict:

@@ -63,30 +63,16 @@ def server(recorded, tablesight_command):
 
 
 @pytest.fixture
-def open_page(browser, server, wait_ms):
+def open_page(pages, server):
     """Opens the replay page (with a query); fails the test on any JavaScript error or
     console error."""
-    pages, errors = [], []
 
     def opener(query: str = "", refused: bool = False):
         """``refused``: the page is expected to have a request refused (a 400 answer)."""
-        page = browser.new_page(viewport={"width": 1600, "height": 1000})
-        page.set_default_timeout(wait_ms)
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        allow = ("status of 400",) if refused else ()
+        return pages(server + query, allow=allow, wait_until="load")
 
-        def console(m) -> None:
-            if m.type == "error" and not (refused and "status of 400" in m.text):
-                errors.append(f"console: {m.text}")
-
-        page.on("console", console)
-        page.goto(server + query)
-        pages.append(page)
-        return page
-
-    yield opener
-    for page in pages:
-        page.close()
-    assert errors == []
+    return opener
 
 
 def frame_shown(page, index: int) -> None:
