@@ -394,7 +394,7 @@ class Game:
             "status": self.status,
             "generation": self.generation,
             "version": self.version,
-            "t": self.frame.t if self.frame else None,
+            "t": round(self.frame.t, 4) if self.frame else None,
             "frame": self.frame.index if self.frame else None,
             "events": len(self.session.events),
         }
