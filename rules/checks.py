@@ -392,22 +392,56 @@ def rammed_target(m: Measure, move: Move, out: Findings) -> None:
 
 
 def failed_charge(m: Measure, move: Move, out: Findings) -> None:
-    """Edge-to-edge distance from a charger to its target, against the zone's range."""
+    """Edge-to-edge distance from a charger to its target, against the zone's range; where
+    a failed charge must still move its full distance, what it moved against its allowance."""
     mover = move.mover
     target = m.scene.get(mover.target)
     if mover.action != "charge" or target is None or not mover.moved:
         return
     gap = m.distance(mover, target)
     zone = m.rules.zone.range_in if m.rules.zone else 1.0
-    if gap > zone + m.tol:
-        out.advise(
+    if gap <= zone + m.tol:
+        return
+    if _stopped_early(m, move):
+        assert move.used is not None
+        out.flag(
             "charge",
             mover.id,
-            f"{mover.id}'s charge failed: it ended {inches(gap)} from {target.id}",
+            f"{mover.id}'s charge failed {inches(gap)} from {target.id} after "
+            f"{inches(move.used)} of its {inches(move.allowance)}: a failed charge must "
+            f"still move the full distance",
             other=target.id,
-            measured=gap,
-            limit=zone,
+            measured=move.used,
+            limit=move.allowance,
         )
+        return
+    out.advise(
+        "charge",
+        mover.id,
+        f"{mover.id}'s charge failed: it ended {inches(gap)} from {target.id}",
+        other=target.id,
+        measured=gap,
+        limit=zone,
+    )
+
+
+def _stopped_early(m: Measure, move: Move) -> bool:
+    """A failed charge that had to move its full distance ended short of it, and not
+    because it stopped its ``stop_short_in`` away from an enemy."""
+    mover, action = move.mover, move.action
+    if not action.failed_moves_full or move.used is None:
+        return False
+    if move.used >= move.allowance - m.tol:
+        return False
+    stop = action.stop_short_in
+    if stop is None:
+        return True
+    sources = {x.id for x in m.zone_sources(mover)}
+    return not any(
+        m.distance(mover, x, within=stop + m.tol) <= stop + m.tol
+        for x in m.nearby(mover, stop + m.tol)
+        if x.id in sources
+    )
 
 
 def dangerous_terrain(m: Measure, move: Move, out: Findings) -> None:

@@ -26,12 +26,16 @@ from rules.verdict import Finding
 @dataclass(frozen=True)
 class Move:
     """One model's move as the checks see it: the model, the action it is held to, how
-    far that action lets it move and the route it was measured along (inches)."""
+    far that action lets it move, the route it was measured along and what that route
+    cost (inches)."""
 
     mover: Model
     action: ActionRules
     allowance: float
     route: tuple[tuple[float, float], ...] = ()
+    #: The length of the shortest legal route with its terrain and climbing costs, once
+    #: measured (None before, or when no route was found).
+    used: float | None = None
 
 
 class Measure:

@@ -105,7 +105,7 @@ class Referee:
         move = Move(mover, action, self.measure.allowance(mover, action))
         checks.engaged(self.measure, move, out)
         report = movement(self.measure, move, out)
-        move = dataclasses.replace(move, route=report.route)
+        move = dataclasses.replace(move, route=report.route, used=report.shortest_path)
         for check in checks.MOVE_CHECKS:
             check(self.measure, move, out)
         return report

@@ -103,6 +103,9 @@ class ActionRules(_Strict):
     zone_exempt: Literal["none", "target_if_contact", "all_if_contact", "all"] = "none"
     #: After a charge that made no contact the mover must stand at least this far from enemies.
     stop_short_in: float | None = Field(None, ge=0)
+    #: A charge that failed (ended beyond the zone's range of its target) must still have
+    #: moved its whole allowance, unless it stopped ``stop_short_in`` from an enemy.
+    failed_moves_full: bool = False
     #: The move must end more than this far from every enemy.
     end_clear_of_enemies_in: float | None = Field(None, ge=0)
     #: A nearer enemy across the route must be charged instead (interposing enemy models).

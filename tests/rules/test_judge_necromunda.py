@@ -131,11 +131,42 @@ def test_charge_without_contact_must_stop_1in_away(kit):
 
 
 def test_charge_that_falls_short_is_reported(kit):
-    # Ends at (5,10): 4 - 1 = 3 from g: a failed charge, not illegal.
-    verdict = kit.judge(GAME, [charge(kit, (5, 10)), kit.model("g", "blue", (9, 10))])
+    # Movement 4 + D3 roll 2 = 6: (2,10) -> (8,10) is the full 6, ending 12 - 8 - 1 = 3
+    # from g: a failed charge, not illegal.
+    verdict = kit.judge(GAME, [charge(kit, (8, 10)), kit.model("g", "blue", (12, 10))])
     assert verdict.rules() == []
     failed = kit.one(verdict.advisories, "charge")
     assert (failed.other, failed.measured, failed.limit) == ("g", pytest.approx(3), 1)
+
+
+@pytest.mark.parametrize(
+    ("end", "enemies", "used", "gap"),
+    [
+        # (2,10) -> (5,10) is 3 of its 4 + 2 = 6 (3 < 6 - 0.05), ending 9 - 5 - 1 = 3
+        # from g: it stopped early, so the charge is illegal, not merely failed.
+        ((5, 10), [("g", (9, 10))], 3.0, None),
+        # 5.96 of 6 (>= 6 - 0.05): the full distance, ending 12 - 7.96 - 1 = 3.04 from g.
+        ((7.96, 10), [("g", (12, 10))], None, 3.04),
+        # 3 of 6, but it stopped 1" from enemy f at (5,12): 2 - 1 = 1 ("stopping 1"
+        # away"); g is 12 - 5 - 1 = 6 away: a failed charge only.
+        ((5, 10), [("g", (12, 10)), ("f", (5, 12))], None, 6.0),
+    ],
+)
+def test_failed_charge_must_still_move_its_full_distance(kit, end, enemies, used, gap):
+    # "if the fighter has insufficient movement to make it into base to base contact with
+    # an enemy fighter, they must still move the full distance (stopping 1" away ...)".
+    models = [charge(kit, end)] + [kit.model(mid, "blue", at) for mid, at in enemies]
+    verdict = kit.judge(GAME, models)
+    if used is None:
+        assert verdict.rules() == []
+        failed = kit.one(verdict.advisories, "charge")
+        assert (failed.other, failed.measured, failed.limit) == ("g", pytest.approx(gap), 1)
+    else:
+        assert verdict.rules() == ["charge"]
+        finding = kit.one(verdict.violations, "charge")
+        assert (finding.other, finding.measured, finding.limit) == ("g", pytest.approx(used), 6)
+        assert "must still move the full distance" in finding.message
+        assert verdict.advisories == ()
 
 
 def test_charge_beyond_movement_plus_d3(kit):
@@ -151,8 +182,9 @@ def test_charge_beyond_movement_plus_d3(kit):
     [(["prone"], 1), (["seriously_injured"], 1), (["prone", "seriously_injured"], 2)],
 )
 def test_only_a_standing_active_fighter_may_charge(kit, status, count):
-    # The charge ends at (6,10), 3 - 1 = 2" from g: outside its zone, a failed charge.
-    models = [charge(kit, (6, 10), status=status), kit.model("g", "blue", (9, 10))]
+    # The charge moves its full 4 + 2 = 6 to (8,10), 11 - 8 - 1 = 2" from g: outside its
+    # zone, a failed charge.
+    models = [charge(kit, (8, 10), status=status), kit.model("g", "blue", (11, 10))]
     verdict = kit.judge(GAME, models)
     assert verdict.rules() == ["charge"] * count
     assert all("may not charge" in f.message for f in verdict.violations)
