@@ -180,11 +180,11 @@ def test_a_charge_declared_before_the_move_is_a_new_revision(analyzed, copy):
     with Replay(db) as replay:
         replay.seek(0.4)  # frame 12: both seen, not moved yet
         version, generation = replay.version, replay.generation
-        assert replay.declare("ganger", "charge", "brute", 2) == []  # nothing moved yet
+        assert replay.declare("ganger", "charge", "brute", 1) == []  # nothing moved yet
         assert replay.revision == 1 and replay.generation == generation + 1
         assert replay.version > version
-        # a charge allows M + D3: 6 + 2 = 8 in, so the 7 in move is no violation; the
-        # charge ends short of the brute (edges 15.40 in apart, where 1 in is needed)
+        # a charge allows M + D3: 6 + 1 = 7 in, so the 7 in move is no violation and is
+        # its full distance (a failed charge must move it all); the charge ends short of the brute (edges 15.40 in apart, where 1 in is needed)
         kinds = [(e.kind, e.rule) for e in replay.events]
         assert kinds == [("phase_started", None), ("model_moved", None), ("advisory", "charge")]
         advisory = replay.events[2]
@@ -195,13 +195,13 @@ def test_a_charge_declared_before_the_move_is_a_new_revision(analyzed, copy):
         assert models(replay)["ganger"]["declared"] == {
             "action": "charge",
             "target": "brute",
-            "roll": 2,
+            "roll": 1,
         }
         replay.seek(0.35)  # before the declaration
         assert models(replay)["ganger"]["declared"] is None
         replay.seek(MOVED_T)
         ganger = models(replay)["ganger"]
-        assert ganger["move"]["allowance_in"] == 8.0
+        assert ganger["move"]["allowance_in"] == 7.0
         assert [(f["kind"], f["rule"]) for f in replay.state()["flags"]] == [("advisory", "charge")]
         info = replay.info()
         assert info["revision"] == 1 and [e["kind"] for e in info["events"]] == [
@@ -219,7 +219,7 @@ def test_a_charge_declared_before_the_move_is_a_new_revision(analyzed, copy):
         assert (r0, n0, k0) == (0, "live", 3)
         assert (r1, k1) == (1, 3)
         assert n1 == (
-            "ganger declared charge on brute, roll 2 at 0.40 s (frame 12); "
+            "ganger declared charge on brute, roll 1 at 0.40 s (frame 12); "
             "judged again from revision 0"
         )
         assert [e["kind"] for e in match.events(1)] == ["phase_started", "model_moved", "advisory"]
@@ -236,7 +236,7 @@ def test_a_charge_declared_after_the_move_resolves_the_violation(analyzed, copy)
         with pytest.raises(InputError, match=r"^target: "):
             replay.declare("ganger", "charge", "ganger", 2)
         assert replay.revision == 0
-        caused = replay.declare("ganger", "charge", "brute", 2)
+        caused = replay.declare("ganger", "charge", "brute", 1)
         # judged again at once: the charge's finding first, then the violation gone
         assert [(e.kind, e.rule, e.id) for e in caused] == [
             ("advisory", "charge", 3),
@@ -348,7 +348,7 @@ def test_the_api_of_a_replay(analyzed, recorded, copy):
         }
         declared = client.post(
             "/api/declare",
-            json={"model": "ganger", "action": "charge", "target": "brute", "roll": 2},
+            json={"model": "ganger", "action": "charge", "target": "brute", "roll": 1},
         )
         assert declared.status_code == 200
         assert [e["kind"] for e in declared.get_json()["events"]] == ["advisory", "resolved"]

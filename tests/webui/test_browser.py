@@ -207,11 +207,12 @@ def test_declare_a_charge_resolves_the_violation(open_page, server):
     # until chosen, the action is a plain move (Necromunda's actions: charge, move)
     expect(page.locator("#action option")).to_have_text(["charge", "move"])
     expect(page.locator("#action")).to_have_value("move")
-    # a charge is M + D3 in Necromunda: 6 + 2 = 8 in, and the 7 in move is legal
+    # a charge is M + D3 in Necromunda: 6 + 1 = 7 in, and the 7 in move is legal: its
+    # full distance, as a charge that falls short must move
     page.select_option("#model", "ganger")
     page.select_option("#action", "charge")
     page.select_option("#target", "brute")
-    page.fill("#roll", "2")
+    page.fill("#roll", "1")
     page.click("#declare")
     expect(page.locator(f'#flags li[data-flag="{flag_id}"]')).to_have_count(0)
     expect(page.locator(f'svg#overlay text.flag-label[data-flag="{flag_id}"]')).to_have_count(0)

@@ -180,13 +180,13 @@ def test_re_judge_a_charge_and_measure_at_that_moment(open_page):
     page.select_option("#model", "ganger")
     page.select_option("#action", "charge")
     page.select_option("#target", "brute")
-    page.fill("#roll", "2")
+    page.fill("#roll", "1")
     page.click("#declare")
     expect(page.locator("#revision")).to_have_text(
-        "revision 1: ganger declared charge on brute, roll 2 at 0.40 s (frame 12); "
+        "revision 1: ganger declared charge on brute, roll 1 at 0.40 s (frame 12); "
         "judged again from revision 0"
     )
-    # M 6 + D3 of 2 = 8 in: the 7 in move is no violation; the charge ends short of the
+    # M 6 + D3 of 1 = 7 in: the 7 in move is no violation (its full distance); the charge ends short of the
     # brute, edges sqrt(13^2 + 10^2) - 1 = 15.40 in apart where 1 in is needed
     expect(page.locator("#events li.violation")).to_have_count(0)
     expect(page.locator("#marks .mark")).to_have_count(3)
