@@ -16,18 +16,20 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+import numpy as np
 import shapely
 from shapely.geometry import LineString, Point
 from shapely.ops import substring
 
 from rules.coherency import coherency
-from rules.field import on_top_of
+from rules.field import climb_cost, on_top_of
 from rules.geometry import depth_inside
 from rules.measure import Measure, Move
+from rules.movement import search_cap_in
 from rules.pathing import Path
 from rules.ruleset import ActionRules
 from rules.scene import Model
-from rules.verdict import Findings, RuleName, inches
+from rules.verdict import FLOAT_EPS_IN, Findings, RuleName, inches
 
 #: A check of one move: what it finds goes into the findings.
 MoveCheck = Callable[[Measure, Move, Findings], None]
@@ -287,23 +289,75 @@ def terrain_at_end(m: Measure, move: Move, out: Findings) -> None:
 
 
 def ramming_friends(m: Measure, move: Move, out: Findings) -> None:
-    """Friendly models the move ended within the zone of, where that is a ramming."""
+    """Friendly models the move ended within the zone of, or had to pass within the zone
+    of on every route its allowance allows, where that is a ramming."""
     mover, zone = move.mover, m.rules.zone
     if not mover.moved or zone is None or zone.friendly_entry != "ramming":
         return
+    friends = m.friendly_zones(mover)
+    ids = {x.id for x in friends}
+    ended_in: set[str] = set()
     for other in m.nearby(mover, zone.range_in):
-        if other.is_friend_of(mover) and m.reports_pair(mover, other):
+        if other.id in ids:
             gap = m.distance(mover, other, within=zone.range_in)
             if gap < zone.range_in - m.tol:
-                out.advise(
-                    "ramming",
-                    mover.id,
-                    f"{mover.id} ended {inches(gap)} from friendly {other.id}: "
-                    f"both roll a D6 against Integrity (Ramming Maneuver)",
-                    other=other.id,
-                    measured=gap,
-                    limit=zone.range_in,
-                )
+                ended_in.add(other.id)
+                if m.reports_pair(mover, other):
+                    out.advise(
+                        "ramming",
+                        mover.id,
+                        f"{mover.id} ended {inches(gap)} from friendly {other.id}: "
+                        f"both roll a D6 against Integrity (Ramming Maneuver)",
+                        other=other.id,
+                        measured=gap,
+                        limit=zone.range_in,
+                    )
+    passed = [x for x in friends if x.id not in ended_in]
+    for other, clear_in in _friends_passed(m, move, passed, zone.range_in):
+        how = "none" if clear_in is None else inches(clear_in)
+        out.advise(
+            "ramming",
+            mover.id,
+            f"every route of {mover.id} within its {inches(move.allowance)} passes within "
+            f"{inches(zone.range_in)} of friendly {other.id} (keeping clear: {how}): "
+            f"{mover.id} and {other.id} roll a D6 against Integrity (Ramming Maneuver)",
+            other=other.id,
+            measured=clear_in,
+            limit=move.allowance,
+        )
+
+
+def _friends_passed(
+    m: Measure, move: Move, friends: list[Model], zone_in: float
+) -> list[tuple[Model, float | None]]:
+    """The friends of a legal move whose zone every route within its allowance enters,
+    each with the shortest route that keeps clear of it (None when there is none)."""
+    mover = move.mover
+    climb = climb_cost(mover.pose.z - mover.start.z, m.rules, mover)
+    limit = move.allowance + m.tol + FLOAT_EPS_IN
+    if not friends or move.used is None or move.used > limit or len(move.route) < 2:
+        return []
+    route = LineString(move.route)
+    grow_in = max(zone_in - m.tol, 0.0) + mover.base.radius_in
+    # A route through a point within ``reach`` of a friend's centre is at least as long
+    # as the two straight legs through it, less twice that reach.
+    xy = np.asarray([x.pose.xy for x in friends], dtype=float)
+    reach = np.asarray([x.base.reach_in for x in friends], dtype=float) + grow_in
+    legs = np.hypot(*(xy - mover.start.xy).T) + np.hypot(*(xy - mover.pose.xy).T)
+    kept = m.kept_out(mover, move.action)
+    passed: list[tuple[Model, float | None]] = []
+    for k in np.flatnonzero(legs - 2.0 * reach <= limit - climb):
+        other = friends[k]
+        if m.distance(mover, other, at_start=True) < zone_in - m.tol:
+            continue  # it started in that zone: leaving it is no ramming
+        if not route.intersects(other.base.inflated(other.pose, grow_in, "inner")):
+            continue  # the measured route itself keeps clear
+        clear, _ = m.path(mover, kept | {other.id}, search_cap_in(move.allowance) - climb)
+        if clear is None:
+            passed.append((other, None))
+        elif clear.lower_in + climb > limit:
+            passed.append((other, clear.length_in + climb))
+    return passed
 
 
 def control_zones(m: Measure, move: Move, out: Findings) -> None:

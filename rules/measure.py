@@ -177,6 +177,26 @@ class Measure:
             return {m.id for m in sources}
         return set()
 
+    def kept_out(self, mover: Model, action: ActionRules) -> frozenset[str]:
+        """The models whose zones ``mover``'s route must keep out of under ``action``."""
+        exempt = self.zone_exempt(mover, action)
+        return frozenset(x.id for x in self.zone_sources(mover) if x.id not in exempt)
+
+    def friendly_zones(self, mover: Model) -> list[Model]:
+        """Friendly models whose zone ``mover`` may enter at the cost of a ramming roll."""
+        zone = self.rules.zone
+        if zone is None or zone.friendly_entry != "ramming":
+            return []
+        if any(mover.has(k) for k in zone.movers_exempt_keywords):
+            return []
+        return [
+            x
+            for x in self.scene.models
+            if x.id != mover.id
+            and x.is_friend_of(mover)
+            and not any(x.has(k) for k in zone.sources_exclude_keywords)
+        ]
+
     # -- routes ------------------------------------------------------------------------------
 
     def path(

@@ -50,12 +50,16 @@ def legal_route(m: Measure, move: Move) -> Route:
     not exempt, with the climb's cost, searched up to three times the allowance."""
     mover, allowance = move.mover, move.allowance
     climb = climb_cost(mover.pose.z - mover.start.z, m.rules, mover)
-    exempt = m.zone_exempt(mover, move.action)
-    zone_ids = frozenset(x.id for x in m.zone_sources(mover) if x.id not in exempt)
-    # Nobody needs the exact length of a detour three times the allowance.
-    cap = max(3.0 * allowance, allowance + 12.0)
+    zone_ids = m.kept_out(mover, move.action)
+    cap = search_cap_in(allowance)
     path, field_ = m.path(mover, zone_ids, cap - climb)
     return Route(path, field_, zone_ids, climb, cap, allowance + m.tol + FLOAT_EPS_IN)
+
+
+def search_cap_in(allowance_in: float) -> float:
+    """How far a route is searched for: nobody needs the exact length of a detour three
+    times the allowance."""
+    return max(3.0 * allowance_in, allowance_in + 12.0)
 
 
 def movement(m: Measure, move: Move, out: Findings) -> MoveReport:

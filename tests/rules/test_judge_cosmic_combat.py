@@ -29,11 +29,14 @@ def test_straight_move(kit, movement, rules):
 
 
 @pytest.mark.parametrize(
-    ("y", "friend_y", "hand", "rules"),
+    ("y", "friend_y", "hand", "rules", "rammed"),
     [
         # Friends at (13,9) and (13,11.1): a 1.1" gap, wider than the base; the centre
-        # line y = 10.05 keeps 1.05" from both centres: straight, 16-10 = 6".
-        (10.05, 11.1, 6.0, []),
+        # line y = 10.05 keeps 1.05" from both centres: straight, 16-10 = 6". It passes
+        # 1.05 - 1 = 0.05 from each, within their 1" zones; keeping clear of either alone
+        # means going round both (the other's base still blocks), far beyond 6.05: a
+        # ramming with each.
+        (10.05, 11.1, 6.0, [], ["f1", "f2"]),
         # Friends at (13,9) and (13,10.9): a 0.9" gap, too narrow for the 1" base. The
         # centre must keep 1" from both centres; round the top friend (13,10.9):
         # |S-C| = sqrt(3^2 + 0.9^2) = sqrt(9.81); tangent sqrt(9.81-1) = 2.96816 each side;
@@ -44,10 +47,11 @@ def test_straight_move(kit, movement, rules):
             10.9,
             2 * math.sqrt(8.81) + 2 * (math.atan(0.3) + math.asin(1 / math.sqrt(9.81))),
             ["movement"],
+            [],
         ),
     ],
 )
-def test_gap_between_models_must_be_as_wide_as_the_base(kit, y, friend_y, hand, rules):
+def test_gap_between_models_must_be_as_wide_as_the_base(kit, y, friend_y, hand, rules, rammed):
     models = [
         kit.model("a", "red", (10, y), (16, y)),
         kit.model("f1", "red", (13, 9)),
@@ -56,7 +60,9 @@ def test_gap_between_models_must_be_as_wide_as_the_base(kit, y, friend_y, hand, 
     verdict = kit.judge(GAME, models)
     assert verdict.rules() == rules
     kit.assert_path(verdict, "a", hand)
-    assert kit.advisories(verdict) == []  # ends 3" and more from both friends
+    # it ends 3" and more from both friends; an illegal move rams nobody on the way
+    assert sorted(f.other for f in verdict.advisories if f.rule == "ramming") == rammed
+    assert len(verdict.advisories) == len(rammed)
     if rules:
         assert kit.one(verdict.violations, "movement").measured == pytest.approx(hand, abs=0.02)
 
@@ -172,6 +178,58 @@ def test_ending_in_a_friends_zone_is_a_ramming_maneuver(kit, end, gap):
     kit.assert_path(verdict, "a", end[0] - 2, width=1e-9)
     finding = kit.one(verdict.advisories, "ramming")
     assert (finding.other, finding.measured, finding.limit) == ("f", pytest.approx(gap), 1)
+
+
+# Friend f at (5,11.3) beside a's straight route (2,10) -> (8,10): edges 1.3 - 1 = 0.3 apart
+# there. Keeping clear (gap >= 1 - 0.05 tolerance) holds a's centre R = 0.5 + 0.95 + 0.5 =
+# 1.95 from f's: |S-C| = sqrt(3^2 + 1.3^2) = sqrt(10.69); two tangents of
+# sqrt(10.69 - 1.95^2) = 2.62440 and an arc of 1.95 * 2 * (atan(3/1.3) - acos(1.95/sqrt(10.69)))
+# = 1.95 * 2 * (1.16189 - 0.93177) = 0.89745: 6.14625 in all.
+CLEAR_OF_F = 2 * math.sqrt(10.69 - 1.95**2) + 1.95 * 2 * (
+    math.atan(3 / 1.3) - math.acos(1.95 / math.sqrt(10.69))
+)
+
+
+def test_every_route_within_the_allowance_passes_a_friends_zone(kit):
+    # Movement 6: the straight 6 in is legal, but keeping clear of f takes 6.146 > 6.05,
+    # so a passes within 1 in of f on any route it may take: both roll for a ramming.
+    assert CLEAR_OF_F == pytest.approx(6.14625, abs=1e-4)
+    models = [kit.model("a", "red", (2, 10), (8, 10), movement=6), kit.model("f", "red", (5, 11.3))]
+    verdict = kit.judge(GAME, models)
+    assert verdict.rules() == []
+    kit.assert_path(verdict, "a", 6.0, width=1e-9)
+    finding = kit.one(verdict.advisories, "ramming")
+    assert (finding.model, finding.other, finding.limit) == ("a", "f", 6)
+    assert finding.measured == pytest.approx(CLEAR_OF_F, abs=0.01)
+    assert "a and f roll a D6 against Integrity" in finding.message
+
+
+@pytest.mark.parametrize(
+    ("friend", "movement"),
+    [
+        # Movement 6.2: the 6.146 in route round f fits 6.2 + 0.05, so a could keep clear.
+        ((5, 11.3), 6.2),
+        # f at (5,11.95): the straight route keeps 1.95 - 1 = 0.95 from it, the zone less
+        # its tolerance: clear as it is.
+        ((5, 11.95), 6.0),
+    ],
+)
+def test_no_ramming_when_a_route_within_the_allowance_keeps_clear(kit, friend, movement):
+    models = [
+        kit.model("a", "red", (2, 10), (8, 10), movement=movement),
+        kit.model("f", "red", friend),
+    ]
+    verdict = kit.judge(GAME, models)
+    assert verdict.rules() == [] and verdict.advisories == ()
+    kit.assert_path(verdict, "a", 6.0, width=1e-9)
+
+
+def test_leaving_a_friends_zone_it_started_in_is_no_ramming(kit):
+    # f at (2,11.3) is 1.3 - 1 = 0.3 from a's start (2,10): a starts in f's zone, and
+    # leaving it along (2,10) -> (8,10) enters no zone; 6 in of 6.
+    models = [kit.model("a", "red", (2, 10), (8, 10), movement=6), kit.model("f", "red", (2, 11.3))]
+    verdict = kit.judge(GAME, models)
+    assert verdict.rules() == [] and verdict.advisories == ()
 
 
 @pytest.mark.parametrize("keywords", [[], ["fighter"]])
