@@ -147,7 +147,9 @@ def _interposing(
     crossed = _entered_first(_until(free, goal), zones, Point(mover.start.xy))
     if crossed is None:
         return
-    clear = m.route_to(mover, target, frozenset(zones))
+    # Clear means reaching the target's 1" before any other enemy's: the route is searched
+    # into the goal with every other zone whole (one that covers the target's centre too).
+    clear = m.route_into(mover, target, goal, frozenset(zones))
     reach = action.max_in or math.inf
     if clear is not None and _until(clear, goal).length <= reach + m.tol:
         return

@@ -211,6 +211,33 @@ class MoveField:
         }
 
 
+class CutBack:
+    """``field`` with every obstacle cut back to outside ``goal``: for a route that is done
+    once it enters ``goal``, nothing inside it stands in the way, so a search to a point
+    inside ``goal`` finds, up to where it enters ``goal``, the shortest route into it
+    (exactly when ``goal`` is a disc around that point)."""
+
+    def __init__(self, field: MoveField, goal: Polygon) -> None:
+        self.field = field
+        self.goal = goal
+
+    def near(
+        self, start: XY, end: XY, bound_in: float
+    ) -> tuple[list[Obstacle], list[Region], bool]:
+        kept, regions, complete = self.field.near(start, end, bound_in)
+        out = []
+        for obstacle in kept:
+            shape = _shape(obstacle)
+            if not shape.intersects(self.goal):
+                out.append(obstacle)
+                continue
+            rest = shape.difference(self.goal)
+            for part in getattr(rest, "geoms", [rest]):
+                if isinstance(part, Polygon) and part.area > 1e-12:
+                    out.append(Obstacle(obstacle.id, part, 0.0, obstacle.kind))
+        return out, regions, complete
+
+
 def _model_item(other: Model, grow_in: float, radius: float) -> _Lazy:
     """A model as an obstacle of the given radius, built when a search first needs it."""
     kind = "zone" if grow_in > 0.0 else "model"

@@ -14,8 +14,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from shapely.geometry import Polygon
 
-from rules.field import MoveField
+from rules.field import CutBack, MoveField
 from rules.geometry import Pose, edge_distance, gap_lower_bound
 from rules.pathing import Path, shortest_path
 from rules.ruleset import ActionRules, Ruleset
@@ -218,15 +219,28 @@ class Measure:
 
         The target, and the models in ``ignore``, are not obstacles on the way.
         """
-        scene = Scene(
+        moving = _moved_to(probe, target.pose.xy)
+        field_ = MoveField(self._without(target, ignore), self.rules, moving, zone_ids)
+        return shortest_path(moving.start.xy, moving.pose.xy, field_)
+
+    def route_into(
+        self, probe: Model, target: Model, goal: Polygon, zone_ids: frozenset[str]
+    ) -> Path | None:
+        """Shortest route from ``probe``'s start towards ``target``'s centre that keeps out
+        of the zones of ``zone_ids`` (whole) until it enters ``goal``, a region around the
+        target; what lies inside ``goal`` does not stand in the way."""
+        standing = _moved_to(probe, probe.start.xy)  # zones shrink for the start alone
+        field_ = MoveField(self._without(target), self.rules, standing, zone_ids)
+        return shortest_path(probe.start.xy, target.pose.xy, CutBack(field_, goal))
+
+    def _without(self, target: Model, ignore: frozenset[str] = frozenset()) -> Scene:
+        """The scene without ``target`` and the models in ``ignore``."""
+        return Scene(
             self.scene.table,
             tuple(m for m in self.scene.models if m.id != target.id and m.id not in ignore),
             self.scene.terrain,
             self.scene.tolerance_in,
         )
-        moving = _moved_to(probe, target.pose.xy)
-        field_ = MoveField(scene, self.rules, moving, zone_ids)
-        return shortest_path(moving.start.xy, moving.pose.xy, field_)
 
 
 def _moved_to(model: Model, xy: tuple[float, float]) -> Model:

@@ -290,6 +290,41 @@ def test_interposing_enemy_must_be_charged_first(kit, interposer, rules):
         assert kit.one(verdict.violations, "charge").other == "i"
 
 
+@pytest.mark.parametrize(
+    ("half_door", "rules"),
+    [
+        # Door centres may use |y - 10| <= 1.6 where the wall is (x 10.25..10.75), every
+        # such point within sqrt(0.25^2 + 1.6^2) = 1.62 < 1.95 of b: no way in keeps
+        # clear of b's zone. (b's zone shrunk to leave t's centre outside it, 1.5 - 0.5 =
+        # 1 from b's base, 1.5 from its centre, would let a route by at 1.5..1.6.)
+        (1.6, ["charge"]),
+        # 1.9 < 1.95: still every way through the door enters b's zone.
+        (1.9, ["charge"]),
+        # 2.0: a strip 1.95..2.0 beside b at x = 10.5, then round to t's 1" (e.g. (12,12),
+        # 2 from t and sqrt(1.5^2 + 2^2) = 2.5 from b); about 8.7 + 1.6 = 10.3 <= 12.
+        (2.0, []),
+    ],
+)
+def test_a_bodyguard_in_a_doorway_interposes(kit, half_door, rules):
+    # A wall x 10.25..10.75 across the table with a door; bodyguard b stands in the door
+    # at (10.5,10) and the target t just behind it at (12,10), 1.5 - 1 = 0.5 from b's
+    # base: t's centre lies inside b's zone (the centre of a 1" base keeps R = 0.5 + 0.95
+    # + 0.5 = 1.95 from b's). The charge may target t only if some route reaches 1" of
+    # t's base (centre within 0.5 + 1 + 0.5 = 2 of (12,10)) before 1" of b's; going
+    # round the wall's ends is off the table. The wall's half-door of h leaves the
+    # centre |y - 10| <= h in the door (0.5 from each wall end at y = 10 +- (h + 0.5)).
+    door = half_door + 0.5
+    walls = [
+        kit.box("n", 10.25, 10 + door, 10.75, 24, "impassable"),
+        kit.box("s", 10.25, 0, 10.75, 10 - door, "impassable"),
+    ]
+    models = [charger(kit), kit.model("t", "blue", (12, 10)), kit.model("b", "blue", (10.5, 10))]
+    verdict = kit.judge(GAME, models, walls)
+    assert verdict.rules() == rules
+    if rules:
+        assert kit.one(verdict.violations, "charge").other == "b"
+
+
 def test_failed_charge_beyond_movement_plus_roll(kit):
     # 6 + 2 = 8 allowed; moved 11-2 = 9 > 8.05 and ended 14-11-1 = 2" from t: failed.
     verdict = kit.judge(GAME, [charger(kit, (11, 10), roll=2), kit.model("t", "blue", (14, 10))])
