@@ -24,7 +24,7 @@ import numpy as np
 import shapely
 from shapely.geometry import LineString, Point, Polygon
 
-from rules.geometry import Pose, centre_to_base
+from rules.geometry import CIRCLE_SEGMENTS, Pose, centre_to_base, outer_scale
 from rules.pathing import XY, Obstacle, Region, in_ellipse
 from rules.ruleset import Ruleset
 from rules.scene import Model, Scene, Terrain
@@ -109,15 +109,17 @@ class MoveField:
         if not others:
             return
         xy = np.asarray([m.pose.xy for m in others], dtype=float)
-        reach = np.asarray([m.base.reach_in for m in others], dtype=float)
+        reach = np.asarray([_reach(m) for m in others], dtype=float)
         radius = grow_in + self.r_in
         # Grow each only as far as leaves the mover's start and end outside (a contact
-        # there); only the few models that close need the exact distance.
+        # there); only the few models that close need the exact distance. It is measured
+        # to the outline the obstacle is grown from: an oval's is a polygon just around
+        # its curve, so a base in exact contact with the curve stays outside it.
         for p in (start, end):
             close = np.hypot(xy[:, 0] - p.x, xy[:, 1] - p.y) - reach <= radius
             for k in np.flatnonzero(close):
                 m = others[k]
-                gap = centre_to_base(m.base, m.pose, p.xy) - CONTACT_EPS_IN
+                gap = _to_core(m, p.xy) - CONTACT_EPS_IN
                 radius[k] = min(radius[k], gap)
         for k in np.flatnonzero(radius > 0.0):  # else the mover stands on it: an overlap
             self._items.append(_model_item(others[k], float(grow_in[k]), float(radius[k])))
@@ -238,6 +240,14 @@ class CutBack:
         return out, regions, complete
 
 
+def _to_core(model: Model, xy: XY) -> float:
+    """How far ``xy`` is outside the outline a model's obstacle is grown from (0 inside)."""
+    base, pose = model.base, model.pose
+    if base.shape != "oval":
+        return centre_to_base(base, pose, xy)
+    return float(shapely.distance(base.core(pose, "outer"), Point(xy)))
+
+
 def _model_item(other: Model, grow_in: float, radius: float) -> _Lazy:
     """A model as an obstacle of the given radius, built when a search first needs it."""
     kind = "zone" if grow_in > 0.0 else "model"
@@ -249,7 +259,14 @@ def _model_item(other: Model, grow_in: float, radius: float) -> _Lazy:
             other.id, base.core(pose, "outer"), radius + base.core_radius_in(), kind, lower
         )
 
-    return _Lazy(other.id, kind, pose.xy, base.reach_in + radius, build)
+    return _Lazy(other.id, kind, pose.xy, _reach(other) + radius, build)
+
+
+def _reach(model: Model) -> float:
+    """How far a model's obstacle outline reaches from its centre: an oval's polygon
+    stands a little proud of its curve."""
+    reach = model.base.reach_in
+    return reach * outer_scale(CIRCLE_SEGMENTS) if model.base.shape == "oval" else reach
 
 
 def _const(obstacle: Obstacle) -> Callable[[], Obstacle]:
