@@ -25,7 +25,7 @@ from rules.coherency import coherency
 from rules.field import climb_cost, on_top_of
 from rules.geometry import depth_inside
 from rules.measure import Measure, Move
-from rules.movement import search_cap_in
+from rules.movement import search_cap_in, step_in_climb
 from rules.pathing import Path
 from rules.ruleset import ActionRules
 from rules.scene import Model
@@ -354,11 +354,14 @@ def _friends_passed(
             continue  # it started in that zone: leaving it is no ramming
         if not route.intersects(other.base.inflated(other.pose, grow_in, "inner")):
             continue  # the measured route itself keeps clear
-        clear, _ = m.path(mover, kept | {other.id}, search_cap_in(move.allowance) - climb)
+        bound = search_cap_in(move.allowance) - climb + 2.0 * mover.base.radius_in
+        clear, _ = m.path(mover, kept | {other.id}, bound)
         if clear is None:
             passed.append((other, None))
-        elif clear.lower_in + climb > limit:
-            passed.append((other, clear.length_in + climb))
+            continue
+        clear_climb = climb - step_in_climb(m, mover, clear, climb)
+        if clear.lower_in + clear_climb > limit:
+            passed.append((other, clear.length_in + clear_climb))
     return passed
 
 

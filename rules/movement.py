@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import shapely
 from shapely.geometry import Point
 
-from rules.field import MoveField, climb_cost
+from rules.field import MoveField, climb_cost, on_top_of
 from rules.measure import Measure, Move
 from rules.pathing import Path
 from rules.scene import Model
@@ -52,8 +52,31 @@ def legal_route(m: Measure, move: Move) -> Route:
     climb = climb_cost(mover.pose.z - mover.start.z, m.rules, mover)
     zone_ids = m.kept_out(mover, move.action)
     cap = search_cap_in(allowance)
-    path, field_ = m.path(mover, zone_ids, cap - climb)
+    path, field_ = m.path(mover, zone_ids, cap - climb + 2.0 * mover.base.radius_in)
+    climb -= step_in_climb(m, mover, path, climb)
     return Route(path, field_, zone_ids, climb, cap, allowance + m.tol + FLOAT_EPS_IN)
+
+
+def step_in_climb(m: Measure, mover: Model, path: Path | None, climb_in: float) -> float:
+    """The part of ``path`` a climb costing ``climb_in`` already covers, where the game says
+    so: the horizontal travel while the base straddles the edge of the piece climbed onto
+    (or down from), its centre within its radius of that edge, up to the base's depth.
+
+    From base contact at a wall's foot to standing wholly on the roof is that depth, so
+    the climb alone is what it costs.
+    """
+    if not m.rules.movement.climb_includes_step or climb_in <= 0.0 or path is None:
+        return 0.0
+    edges = [
+        piece.polygon.boundary
+        for piece in m.scene.terrain
+        if on_top_of(piece, mover.start, m.tol) != on_top_of(piece, mover.pose, m.tol)
+    ]
+    if not edges:
+        return 0.0
+    r = mover.base.radius_in
+    band = shapely.union_all(edges).buffer(r)
+    return min(2.0 * r, float(path.line().intersection(band).length))
 
 
 def search_cap_in(allowance_in: float) -> float:

@@ -38,6 +38,9 @@ class MovementRules(_Strict):
     #: Climbs whose height rounded down to the inch is at most this are free; higher ones
     #: cost as difficult terrain (per inch climbed). ``None``: every inch climbed counts.
     climb_ignore_in: float | None = None
+    #: A climb that costs anything also covers the horizontal step onto (or off) the top:
+    #: the travel while the base straddles the edge, up to the base's depth.
+    climb_includes_step: bool = False
     may_leave_table: bool = False
     #: Movers with any of these keywords that end a move on difficult or dangerous terrain
     #: must pass a Handling test (reported as an advisory).

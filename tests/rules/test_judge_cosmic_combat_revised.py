@@ -135,10 +135,20 @@ def test_a_model_cannot_stand_in_a_gap(kit):
         ((5, 5, 0), (5, 5, 4), 8.0, []),
         # The 5" one: 2*5 = 10 > 8.05.
         ((5, 19, 0), (5, 19, 5), 10.0, ["movement"]),
-        # From base contact at its foot to standing 0.5" in on the roof: 1 + 8 = 9.
-        ((4.5, 5, 0), (5.5, 5, 4), 9.0, ["movement"]),
-        # Down from the 4" roof: every inch counts once: 0.5 + 4 = 4.5.
-        ((5, 5, 4), (4.5, 5, 0), 4.5, []),
+        # From base contact at its foot (centre 0.5 outside the wall at x = 5) to standing
+        # wholly on the roof (centre 0.5 in): all 1" of it with the base straddling the
+        # edge, the step the climb covers: 0 + 2*4 = 8 <= 8.05. The book's example.
+        ((4.5, 5, 0), (5.5, 5, 4), 8.0, []),
+        # The same onto the 5" building: 0 + 2*5 = 10 > 8.05.
+        ((4.5, 19, 0), (5.5, 19, 5), 10.0, ["movement"]),
+        # From 0.5" short of base contact: 1.5 across less the 1" step = 0.5 on the
+        # ground, + 8 = 8.5 > 8.05.
+        ((4, 5, 0), (5.5, 5, 4), 8.5, ["movement"]),
+        # From 3" back to 1" in: 4 across, of which the step is 1: 3 + 8 = 11.
+        ((2, 5, 0), (6, 5, 4), 11.0, ["movement"]),
+        # Down from the 4" roof: every inch down counts once, 4, and the 0.5" off the edge
+        # is the step: 0 + 4 = 4.
+        ((5, 5, 4), (4.5, 5, 0), 4.0, []),
         # Onto the 1.5" ledge: rounded down to 1", ignored: 3 across, 0 up.
         ((2, 12, 0), (5, 12, 1.5), 3.0, []),
     ],
