@@ -1,9 +1,21 @@
-"""From marker detections (pixels) to poses in table inches.
+"""From marker detections (pixels) to poses in table inches, heights included.
 
-Each marker's corner rays meet the plane at that marker's known height (so raised
-markers have no parallax); its centre is the mean of those four points and its heading
-the direction from the centre to the middle of its top edge. A model's base centre is
-its marker centre less the marker's offset turned by the heading.
+Each marker's corner rays meet the plane at that marker's height (so raised markers have
+no parallax); its centre is the mean of those four points and its heading the direction
+from the centre to the middle of its top edge. A model's base centre is its marker centre
+less the marker's offset turned by the heading.
+
+A model's height is measured, not assumed. A pixel's ray meets the plane at height z at a
+point that moves linearly with z, so the marker's four corners back-projected onto the
+planes z = 0 and z = 1 give its outline on every plane; only on the plane it truly lies in
+is that outline as large as the printed marker (the outline shrinks in proportion to the
+distance from the camera). That plane, less the marker's height on its base, is where the
+base stands: the *measured* height. The candidates are the table and the top (and any
+``levels``) of each terrain piece under the model; the one nearest the measured height is
+chosen when it is within ``level_tolerance_in`` of it, and the model is placed on that
+plane. When none is, the model is placed at the measured height and said to stand on no
+known level (:attr:`Placed.on` is None) rather than put on a guessed one. Without camera
+intrinsics (a homography) heights cannot be measured: every model stands on the table.
 """
 
 from __future__ import annotations
@@ -12,6 +24,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from shapely.geometry import Point, Polygon
 
 from calibration.table import MM_PER_IN, TableSpec
 from vision.aruco import MarkerDetections
@@ -41,9 +54,23 @@ class MarkerPose:
         }
 
 
+#: What a model stands on when its height matches no piece: the table.
+TABLE_LEVEL = "table"
+#: The least margin (inches) between a measured height and a level it is put on; the
+#: measurement's own uncertainty widens it (see :func:`level_tolerance_in`).
+MIN_LEVEL_TOLERANCE_IN = 0.75
+#: A model's centre may overhang the edge of the piece it stands on by this much (inches).
+LEVEL_EDGE_IN = 0.25
+
+
 @dataclass(frozen=True)
 class Placed:
-    """A roster model or terrain piece where its marker says it is."""
+    """A roster model or terrain piece where its marker says it is.
+
+    For a model: ``z`` is the height its base stands at, ``on`` what it stands on (the
+    table, a piece's id, or None when its measured height ``z_measured_in`` fits no level)
+    and ``z_measured_in`` the height the camera measured (None without intrinsics).
+    """
 
     id: str
     marker: int
@@ -52,6 +79,8 @@ class Placed:
     heading: float
     z: float = 0.0
     polygon: list[tuple[float, float]] | None = None
+    on: str | None = TABLE_LEVEL
+    z_measured_in: float | None = None
 
     def to_dict(self) -> dict[str, object]:
         if self.polygon is not None:
@@ -63,7 +92,19 @@ class Placed:
             "y": round(self.y, 4),
             "heading": round(self.heading, 2),
             "z": round(self.z, 4),
+            "on": self.on,
+            "z_measured": None if self.z_measured_in is None else round(self.z_measured_in, 3),
         }
+
+    @property
+    def height_text(self) -> str:
+        """Where a model stands, for people: "on the table", "on tower5, 5.00 in", or
+        "at 3.20 in, on no known level"."""
+        if self.on == TABLE_LEVEL:
+            return "on the table"
+        if self.on is None:
+            return f"at {self.z:.2f} in, on no known level"
+        return f"on {self.on}, {self.z:.2f} in"
 
 
 @dataclass(frozen=True)
@@ -96,23 +137,157 @@ def marker_poses(
     detections: MarkerDetections, pose: TablePose, heights_in: dict[int, float]
 ) -> list[MarkerPose]:
     """Every detected marker mapped onto the plane at its height (0 where unknown)."""
-    ids = detections.ids.tolist()
-    z = np.asarray(
-        [heights_in.get(i, 0.0) if pose.height_corrected else 0.0 for i in ids], dtype=float
+    return _Planes(detections, pose).markers(
+        {i: heights_in.get(i, 0.0) for i in detections.ids.tolist()}
     )
-    # All corners through the lens and onto their planes in one go.
-    xy = pose.pixels_to_table(detections.corners_px.reshape(-1, 2), np.repeat(z, 4)).reshape(
-        -1, 4, 2
-    )
-    centres = xy.mean(axis=1)
-    tops = (xy[:, 0] + xy[:, 1]) / 2 - centres
-    headings = np.degrees(np.arctan2(tops[:, 1], tops[:, 0])) % 360.0
-    return [
-        MarkerPose(i, float(c[0]), float(c[1]), float(h), float(a), corners)
-        for i, c, h, a, corners in zip(
-            ids, centres, z, headings, detections.corners_px, strict=True
-        )
-    ]
+
+
+class _Planes:
+    """Every detected marker's corners on the planes z = 0 and z = 1; on any other plane
+    they follow linearly (a ray's point at height z is p0 + z (p1 - p0)).
+
+    The corners are first moved outward by the detector's bias (``corner_bias_px``): a
+    marker's centre and heading do not care, but its size does.
+    """
+
+    def __init__(
+        self, detections: MarkerDetections, pose: TablePose, bias_px: float = 0.0
+    ) -> None:
+        self.detections = detections
+        self.measures_height = pose.height_corrected
+        self.index = {m: k for k, m in enumerate(detections.ids.tolist())}
+        pixels = _grown(detections.corners_px, -bias_px).reshape(-1, 2)
+        self.p0 = pose.pixels_to_table(pixels, 0.0).reshape(-1, 4, 2)
+        if self.measures_height:
+            self.dp = pose.pixels_to_table(pixels, 1.0).reshape(-1, 4, 2) - self.p0
+        else:
+            self.dp = np.zeros_like(self.p0)
+
+    def corners_at(self, marker: int, z_in: float) -> np.ndarray:
+        k = self.index[marker]
+        return np.asarray(self.p0[k] + z_in * self.dp[k])
+
+    def height_of(self, marker: int, size_in: float) -> tuple[float, float]:
+        """The height of the plane the marker lies in, from its outline's size there (see
+        the module's docstring), and how far that height may be off (inches): the spread
+        of its four sides, as a fraction of the size, times the camera's distance above
+        (the outline shrinks to nothing at the camera's height)."""
+        k = self.index[marker]
+        side0 = _sides(self.p0[k])
+        slope = _sides(self.p0[k] + self.dp[k]) - side0  # negative: the sides shrink as z grows
+        z = (size_in - side0.mean()) / slope.mean()
+        spread = float(np.std(side0 + z * slope) / size_in)
+        above_in = size_in / max(-float(slope.mean()), 1e-12)
+        return float(z), spread * above_in
+
+    def markers(self, heights_in: dict[int, float]) -> list[MarkerPose]:
+        out = []
+        for marker, z in heights_in.items():
+            xy = self.corners_at(marker, z if self.measures_height else 0.0)
+            centre = xy.mean(axis=0)
+            top = (xy[0] + xy[1]) / 2 - centre
+            heading = math.degrees(math.atan2(top[1], top[0])) % 360.0
+            out.append(
+                MarkerPose(
+                    marker,
+                    float(centre[0]),
+                    float(centre[1]),
+                    float(z if self.measures_height else 0.0),
+                    float(heading),
+                    self.detections.corners_px[self.index[marker]],
+                )
+            )
+        return out
+
+
+def _grown(corners_px: np.ndarray, by_px: float) -> np.ndarray:
+    """Quadrilaterals (N, 4, 2) with each corner moved ``by_px`` away from their centre."""
+    corners = np.asarray(corners_px, dtype=float).reshape(-1, 4, 2)
+    if by_px == 0.0 or not len(corners):
+        return corners
+    out = corners - corners.mean(axis=1, keepdims=True)
+    reach = np.linalg.norm(out, axis=2, keepdims=True)
+    return np.asarray(corners + by_px * out / np.maximum(reach, 1e-12))
+
+
+def corner_bias_px(detections: MarkerDetections, table: TableSpec, pose: TablePose) -> float:
+    """How far outward (negative: inward) the detector puts a marker's corners, in pixels,
+    measured on the anchors the pose was solved from: the mean distance of their corners
+    from their centre, as detected, less as the pose projects their true corners.
+
+    A detector that fits lines to a thresholded marker's contour puts each edge about
+    half a pixel inside the true one, whatever the marker's size; the centre does not
+    move, but a size read from the corners would be about a pixel short (a 20 mm marker
+    5 % small, its height some inches off).
+    """
+    if not pose.height_corrected:
+        return 0.0
+    corners = table.anchor_corners_in()
+    seen = detections.by_id()
+    used = [i for i in pose.anchors_used if i in seen and i in corners]
+    if not used:
+        return 0.0
+    found = np.stack([seen[i] for i in used]).astype(float)
+    truth = pose.table_to_pixels(np.concatenate([corners[i] for i in used])).reshape(-1, 4, 2)
+    return float(_reach(found).mean() - _reach(truth).mean())
+
+
+def _reach(quads: np.ndarray) -> np.ndarray:
+    """Each corner's distance from its quadrilateral's centre, (N, 4)."""
+    return np.asarray(np.linalg.norm(quads - quads.mean(axis=1, keepdims=True), axis=2))
+
+
+def _sides(corners: np.ndarray) -> np.ndarray:
+    """The four side lengths of a quadrilateral (4, 2)."""
+    return np.asarray(np.linalg.norm(corners - np.roll(corners, -1, axis=0), axis=1))
+
+
+def level_tolerance_in(uncertainty_in: float) -> float:
+    """How far a measured height may be from a level and still be on it: at least
+    ``MIN_LEVEL_TOLERANCE_IN``, or four times the measurement's own uncertainty."""
+    return max(MIN_LEVEL_TOLERANCE_IN, 4.0 * uncertainty_in)
+
+
+#: A level a model may stand on: what it is, its height and its footprint (None: the table).
+Level = tuple[str, float, Polygon | None]
+
+
+def _levels(pieces: list[tuple[TerrainPiece, Placed]]) -> list[Level]:
+    """Every level a model may stand on: the table, and each piece's top and levels."""
+    out: list[Level] = [(TABLE_LEVEL, 0.0, None)]
+    for piece, placed in pieces:
+        assert placed.polygon is not None
+        footprint = Polygon(placed.polygon).buffer(LEVEL_EDGE_IN)
+        for height in sorted({piece.height, *piece.levels}):
+            if height > 0.0:
+                out.append((piece.id, float(height), footprint))
+    return out
+
+
+def _stand(
+    planes: _Planes, entry: RosterModel, levels: list[Level]
+) -> tuple[float, str | None, float | None]:
+    """The height a model's base stands at, what it stands on, and the measured height."""
+    if not planes.measures_height:
+        return 0.0, TABLE_LEVEL, None
+    size_in = entry.marker_size_mm / MM_PER_IN
+    lift_in = entry.marker_height_mm / MM_PER_IN
+    plane_z, uncertainty = planes.height_of(entry.marker, size_in)
+    measured = plane_z - lift_in
+    tolerance = level_tolerance_in(uncertainty)
+    best: tuple[float, str] | None = None
+    for what, height, footprint in levels:
+        if abs(measured - height) > tolerance:
+            continue
+        if footprint is not None:
+            centre = planes.corners_at(entry.marker, height + lift_in).mean(axis=0)
+            if not footprint.covers(Point(float(centre[0]), float(centre[1]))):
+                continue
+        if best is None or abs(measured - height) < abs(measured - best[0]):
+            best = (height, what)
+    if best is None:
+        return measured, None, measured
+    return best[0], best[1], measured
 
 
 def locate(
@@ -122,41 +297,56 @@ def locate(
     roster: list[RosterModel] = (),  # type: ignore[assignment]
     terrain: list[TerrainPiece] = (),  # type: ignore[assignment]
 ) -> Located:
-    """Markers, models and terrain where this frame sees them."""
-    heights = {m.marker: m.marker_height_mm / MM_PER_IN for m in roster}
-    heights.update({t.marker: t.marker_height_mm / MM_PER_IN for t in terrain})
+    """Markers, models and terrain where this frame sees them, each model at the height
+    it stands at."""
+    planes = _Planes(detections, pose, corner_bias_px(detections, table, pose))
     anchors = {a.id for a in table.anchors}
-    markers = [m for m in marker_poses(detections, pose, heights) if m.id not in anchors]
+    seen = set(planes.index) - anchors
+    heights = {i: 0.0 for i in seen}
+    pieces: list[tuple[TerrainPiece, Placed]] = []
+    for piece in terrain:
+        if piece.marker not in seen:
+            continue
+        heights[piece.marker] = piece.marker_height_mm / MM_PER_IN
+        [seen_piece] = planes.markers({piece.marker: heights[piece.marker]})
+        pieces.append((piece, _piece(piece, seen_piece)))
+    levels = _levels(pieces)
+    stands = {}
+    for entry in roster:
+        if entry.marker in seen:
+            stands[entry.id] = _stand(planes, entry, levels)
+            heights[entry.marker] = stands[entry.id][0] + entry.marker_height_mm / MM_PER_IN
+    markers = planes.markers(dict(sorted(heights.items())))
     by_marker = {m.id: m for m in markers}
     models = []
     for entry in roster:
-        seen = by_marker.get(entry.marker)
-        if seen is None:
+        if entry.id not in stands:
             continue
+        marker = by_marker[entry.marker]
         forward, left = (v / MM_PER_IN for v in entry.marker_offset_mm)
-        a = math.radians(seen.heading)
-        x = seen.x - (forward * math.cos(a) - left * math.sin(a))
-        y = seen.y - (forward * math.sin(a) + left * math.cos(a))
-        models.append(Placed(entry.id, entry.marker, x, y, seen.heading))
-    pieces = []
-    for piece in terrain:
-        seen = by_marker.get(piece.marker)
-        if seen is None:
-            continue
-        a = math.radians(seen.heading)
-        c, s = math.cos(a), math.sin(a)
-        poly = [
-            (round(seen.x + u * c - v * s, 4), round(seen.y + u * s + v * c, 4))
-            for u, v in piece.polygon
-        ]
-        pieces.append(Placed(piece.id, piece.marker, seen.x, seen.y, seen.heading, polygon=poly))
+        a = math.radians(marker.heading)
+        x = marker.x - (forward * math.cos(a) - left * math.sin(a))
+        y = marker.y - (forward * math.sin(a) + left * math.cos(a))
+        z, on, measured = stands[entry.id]
+        models.append(Placed(entry.id, entry.marker, x, y, marker.heading, z, None, on, measured))
     known = {m.marker for m in roster} | {t.marker for t in terrain}
     return Located(
         pose,
         markers,
         models,
-        pieces,
+        [placed for _, placed in pieces],
         unknown_markers=sorted(m.id for m in markers if m.id not in known) if known else [],
         missing=[m.id for m in roster if m.marker not in by_marker]
         + [t.id for t in terrain if t.marker not in by_marker],
     )
+
+
+def _piece(piece: TerrainPiece, seen: MarkerPose) -> Placed:
+    """A terrain piece's footprint where its marker is, in table inches."""
+    a = math.radians(seen.heading)
+    c, s = math.cos(a), math.sin(a)
+    poly = [
+        (round(seen.x + u * c - v * s, 4), round(seen.y + u * s + v * c, 4))
+        for u, v in piece.polygon
+    ]
+    return Placed(piece.id, piece.marker, seen.x, seen.y, seen.heading, polygon=poly)

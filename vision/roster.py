@@ -6,7 +6,8 @@ A model entry has the fields of a model in a ``check`` scenario (``id``, ``side`
 marker face above the table; about 4 mm on a base top) and ``marker_offset_mm`` =
 ``[forward, left]``, where the marker's centre sits relative to the base centre in the
 model's own frame. A terrain entry has ``id``, ``marker``, ``marker_size_mm``,
-``marker_height_mm``, ``height``, ``keywords`` and its footprint ``polygon`` in inches in
+``marker_height_mm``, ``height`` (of its top), optional ``levels`` (heights of lower
+floors a model may stand on), ``keywords`` and its footprint ``polygon`` in inches in
 the marker's frame (+x towards the marker's top edge, +y to its left).
 """
 
@@ -61,6 +62,8 @@ class TerrainPiece(_Strict):
     marker_height_mm: MmHeight = 0.0
     polygon: Annotated[Corners, AfterValidator(valid_polygon)]
     height: Distance = 0.0
+    #: Heights (inches) of floors below the top a model may stand on (a walkway's decks).
+    levels: Annotated[list[Distance], Field(max_length=16)] = []
     keywords: Keywords = []
 
 
