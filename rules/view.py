@@ -63,7 +63,7 @@ def describe(session: Session) -> dict[str, Any]:
             }
             for t in scene.terrain
         ],
-        "models": [_model(session, m) for m in scene.models],
+        "models": [_model(session, m, scene) for m in scene.models],
         "zones": zones(session, scene),
         "links": links(session, scene),
         "flags": flags(session),
@@ -78,7 +78,7 @@ def phase_headline(session: Session) -> str:
     return f"turn {session.turn}: " + (f"{session.side} moving" if session.side else "movement")
 
 
-def _model(session: Session, m: Model) -> dict[str, Any]:
+def _model(session: Session, m: Model, scene: Scene) -> dict[str, Any]:
     report = session.reports.get(m.id) if session.in_phase else None
     declared = session.declarations.get(m.id)
     return {
@@ -97,6 +97,8 @@ def _model(session: Session, m: Model) -> dict[str, Any]:
         "x": round(m.pose.x, 4),
         "y": round(m.pose.y, 4),
         "heading": round(m.pose.heading, 2),
+        "z": round(m.pose.z, 3),
+        "stands": stands_text(m, scene),
         "sigma_in": round(m.sigma_in, 4),
         "outline": outline(m),
         "moved": m.end is not None,
@@ -115,6 +117,22 @@ def _model(session: Session, m: Model) -> dict[str, Any]:
             "route": [[round(x, 4), round(y, 4)] for x, y in report.route],
         },
     }
+
+
+def stands_text(model: Model, scene: Scene) -> str:
+    """What a model stands on, for people: "on the table", "on tower5, 5.00 in" (the piece
+    under its centre whose top is at its height, give or take the tolerance), or
+    "3.20 in up, on no piece" when no piece's top is there."""
+    z = model.pose.z
+    if abs(z) <= max(scene.tolerance_in, 1e-9):
+        return "on the table"
+    centre = Point(model.pose.x, model.pose.y)
+    for piece in scene.terrain:
+        if abs(piece.height_in - z) <= max(scene.tolerance_in, 1e-9) and piece.polygon.covers(
+            centre
+        ):
+            return f"on {piece.id}, {z:.2f} in"
+    return f"{z:.2f} in up, on no piece"
 
 
 def zones(session: Session, scene: Scene) -> list[dict[str, Any]]:
@@ -284,7 +302,7 @@ def neighbours(session: Session, model_id: str, within_in: float = NEAR_IN) -> d
                 }
             )
     near.sort(key=lambda n: n["distance_in"])
-    return {"model": _model(session, me), "near": near}
+    return {"model": _model(session, me, scene), "near": near}
 
 
 def measure(

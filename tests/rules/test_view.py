@@ -121,3 +121,15 @@ def test_the_measured_line_runs_between_the_closest_points():
         pytest.approx(60 / 25.4 / 2, abs=1e-3),
         pytest.approx(0, abs=1e-3),
     ]
+
+
+def test_what_a_model_stands_on():
+    s = session()
+    # tower5: a 4 x 4 in top 5 in up, x 8..12, y 3..7; c stands on it at (10, 5)
+    s.place_terrain("tower5", [[8, 3], [12, 3], [12, 7], [8, 7]], 5.0, ["climbable"])
+    s.seen("c", Pose(10, 5, 0, 5.0), sigma_in=0.03)
+    s.seen("b", Pose(6.8, 5, 0, 3.2), sigma_in=0.03)  # 3.2 in up, off the tower (x < 8)
+    stands = {m["id"]: (m["z"], m["stands"]) for m in describe(s)["models"]}
+    assert stands["a"] == (0.0, "on the table")
+    assert stands["c"] == (5.0, "on tower5, 5.00 in")
+    assert stands["b"] == (3.2, "3.20 in up, on no piece")

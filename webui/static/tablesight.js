@@ -429,6 +429,7 @@ const TS = (() => {
     html("h2", m.id, card);
     html("div", `${m.side}, unit ${m.unit}, M ${m.movement_in} in, ` +
       `${m.base.text} base${m.keywords.length ? ", " + m.keywords.join(" ") : ""}`, card);
+    html("div", m.stands, card);
     html("div", m.move ? `moved ${num(m.move.shortest_in)} in of ${num(m.move.allowance_in)} ` +
       `(straight ${num(m.move.straight_in)})` : "", card);
     const near = html("table", null, card);
