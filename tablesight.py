@@ -289,7 +289,7 @@ def _detect_text(result: dict[str, object]) -> str:
         lines.append(f"models ({len(models)}):" if models else "models: none seen")
     lines += [
         f"  {m['id']:<{width}}  x {m['x']:7.3f} in  y {m['y']:7.3f} in  "
-        f"heading {m['heading']:6.1f} deg  z {m['z']:5.3f} in  (marker {m['marker']})"
+        f"heading {m['heading']:6.1f} deg  {m['stands']}  (marker {m['marker']})"
         for m in models
     ]
     if terrain:

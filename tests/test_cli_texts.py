@@ -44,7 +44,7 @@ def test_detect_lists_models_then_terrain_then_the_pose(tablesight, tmp_path: Pa
     lines = done.stdout.splitlines()
     assert lines[0] == "models (12):"
     model = re.compile(
-        r"  (\S+) +x +[\d.]+ in  y +[\d.]+ in  heading +[\d.-]+ deg  z [\d.]+ in  \(marker \d+\)"
+        r"  (\S+) +x +[\d.]+ in  y +[\d.]+ in  heading +[\d.-]+ deg  on the table  \(marker \d+\)"
     )
     assert [m.group(1) for m in map(model.fullmatch, lines[1:13]) if m][:2] == ["krotos", "brakk"]
     assert lines[13] == "terrain (3):"

@@ -94,12 +94,13 @@ class Placed:
             "z": round(self.z, 4),
             "on": self.on,
             "z_measured": None if self.z_measured_in is None else round(self.z_measured_in, 3),
+            "stands": self.stands,
         }
 
     @property
-    def height_text(self) -> str:
+    def stands(self) -> str:
         """Where a model stands, for people: "on the table", "on tower5, 5.00 in", or
-        "at 3.20 in, on no known level"."""
+        "at 3.72 in, on no known level"."""
         if self.on == TABLE_LEVEL:
             return "on the table"
         if self.on is None:
@@ -150,9 +151,7 @@ class _Planes:
     marker's centre and heading do not care, but its size does.
     """
 
-    def __init__(
-        self, detections: MarkerDetections, pose: TablePose, bias_px: float = 0.0
-    ) -> None:
+    def __init__(self, detections: MarkerDetections, pose: TablePose, bias_px: float = 0.0) -> None:
         self.detections = detections
         self.measures_height = pose.height_corrected
         self.index = {m: k for k, m in enumerate(detections.ids.tolist())}
