@@ -270,8 +270,10 @@ def test_a_hand_over_a_point_and_storyboard_mistakes(story):
         dataclasses.replace(story, actions=twice)
     with pytest.raises(ValueError, match=r"^actions\[0\]: a cover names a point or models"):
         dataclasses.replace(story, actions=[Cover(0.3, 0.5)])
-    with pytest.raises(ValueError, match=r"^start: a pose is \[x, y\] or \[x, y, heading\]"):
-        dataclasses.replace(story, start={**story.start, "krotos": (1, 2, 3, 4)})
+    with pytest.raises(
+        ValueError, match=r"^start: a pose is \[x, y\], \[x, y, heading\] or \[x, y"
+    ):
+        dataclasses.replace(story, start={**story.start, "krotos": (1, 2, 3, 4, 5)})
 
 
 def test_ground_truth_along_a_hand_path(story):

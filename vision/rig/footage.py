@@ -74,7 +74,6 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
 
 import cv2
 import numpy as np
@@ -84,7 +83,20 @@ from calibration.table import MM_PER_IN, TableSpec, marker_corners
 from rules.errors import field_path
 from rules.geometry import Pose
 from rules.scenario import OvalBase, RoundBase
+from vision.rig.bodies import TERRAIN_BGR, Figure, Prism, paint_silhouette, render_scene
+from vision.rig.hands import (
+    _OUTWARD,
+    PALM_IN,
+    Side,
+    _border_point,
+    _ellipse,
+    _Hand,
+    _HandPainter,
+    _jacobian,
+    _smooth,
+)
 from vision.rig.synth import PinholeCamera, PlacedMarker, Shot, render_table
+from vision.rig.webcam import CODECS, MAX_BLUR_SAMPLES, Webcam, apply_gain, write_frames
 from vision.roster import RosterModel, TerrainPiece
 from vision.sources import Frame
 
@@ -105,10 +117,6 @@ __all__ = [
 
 #: Seconds a hand takes to reach in before an action and to withdraw after it.
 REACH_S = 0.3
-#: Width of a palm across, inches (fingers and thumb come on top of it).
-PALM_IN = 3.5
-#: Width of a forearm at the wrist, inches.
-FOREARM_IN = 2.5
 #: Margin of palm left around a covered model's card, inches.
 COVER_MARGIN_IN = 0.3
 #: The colour a glint washes a marker's card out to (BGR), and the margin it reaches past
@@ -116,19 +124,13 @@ COVER_MARGIN_IN = 0.3
 GLARE_BGR = (246.0, 248.0, 250.0)
 GLARE_MARGIN_IN = 0.08
 
-SKIN_BGR = (118.0, 150.0, 205.0)
+#: How high a hand lifts a carried figure above its path, inches.
+LIFT_IN = 0.4
 #: Multipliers of the mat's colour for a model's base and a terrain footprint.
 BASE_TINT = (0.34, 0.34, 0.36)
 TERRAIN_TINT = (0.62, 0.74, 0.92)
 TERRAIN_EDGE_TINT = (0.45, 0.52, 0.62)
 
-Side = Literal["left", "right", "top", "bottom"]
-_OUTWARD: dict[str, tuple[float, float]] = {
-    "left": (-1.0, 0.0),
-    "right": (1.0, 0.0),
-    "top": (0.0, -1.0),
-    "bottom": (0.0, 1.0),
-}
 _BASES_CACHED = 4  # rendered table states kept (a state may come back after a cover)
 
 
@@ -202,9 +204,9 @@ def _as_pose(value: Pose | Sequence[float]) -> Pose:
     if isinstance(value, Pose):
         return value
     v = [float(x) for x in value]
-    if len(v) not in (2, 3):
-        raise ValueError(f"a pose is [x, y] or [x, y, heading], got {value!r}")
-    return Pose(v[0], v[1], v[2] if len(v) == 3 else 0.0)
+    if len(v) not in (2, 3, 4):
+        raise ValueError(f"a pose is [x, y], [x, y, heading] or [x, y, heading, z], got {value!r}")
+    return Pose(v[0], v[1], v[2] if len(v) >= 3 else 0.0, v[3] if len(v) == 4 else 0.0)
 
 
 def _turn(a: float, b: float) -> float:
@@ -217,8 +219,13 @@ class Storyboard:
     """What the camera films: the table, the models, the camera, and what happens when.
 
     ``start`` gives each model's (and terrain piece's marker's) pose as ``Pose`` or
-    ``(x, y[, heading])``; ``shot`` says how every rendered picture is degraded (its seed
-    is varied per picture); times are seconds from the first frame.
+    ``(x, y[, heading[, z]])``, z the height in inches the model stands at (on a tower's
+    top: the tower's height); ``shot`` says how every rendered picture is degraded (its
+    seed is varied per picture); times are seconds from the first frame.  ``figures``
+    stands a :class:`~vision.rig.bodies.Figure` on the named models' bases,
+    ``solid_terrain`` draws every terrain piece with a height as an opaque prism, and
+    ``webcam`` adds motion blur, exposure drift and the video codec
+    (:class:`~vision.rig.webcam.Webcam`); all three are off by default.
     """
 
     table: TableSpec
@@ -233,6 +240,9 @@ class Storyboard:
     motion_hz: float = 10.0
     texture_seed: int = 0
     decorate: bool = True
+    figures: Mapping[str, Figure] = field(default_factory=dict)
+    solid_terrain: bool = False
+    webcam: Webcam = field(default_factory=Webcam)
     _moves: dict[str, tuple[Move, ...]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -240,6 +250,7 @@ class Storyboard:
         set_(self, "roster", tuple(self.roster))
         set_(self, "terrain", tuple(self.terrain))
         set_(self, "actions", tuple(self.actions))
+        set_(self, "figures", dict(self.figures))
         try:
             set_(self, "start", {k: _as_pose(v) for k, v in self.start.items()})
         except ValueError as exc:
@@ -294,12 +305,18 @@ class Storyboard:
         for move in self._moves[model_id]:
             if t <= move.at:
                 break
-            to = Pose(move.to[0], move.to[1], move.to[2] if len(move.to) == 3 else pose.heading)
+            to = Pose(
+                move.to[0],
+                move.to[1],
+                move.to[2] if len(move.to) >= 3 else pose.heading,
+                move.to[3] if len(move.to) == 4 else pose.z,
+            )
             if t < move.end:
                 done = (t - move.at) / move.seconds
                 x, y = _along([pose.xy, *move.via, to.xy], done)
                 heading = pose.heading + done * _turn(pose.heading, to.heading)
-                return Pose(x, y, heading % 360.0), True
+                z = pose.z + done * (to.z - pose.z)
+                return Pose(x, y, heading % 360.0, z), True
             pose = to
         return pose, False
 
@@ -352,6 +369,13 @@ def _problems(story: Storyboard) -> Iterator[tuple[tuple[int | str, ...], str]]:
             yield ("start", name), "no model or terrain piece has this id"
     models = {m.id for m in story.roster}
     known = ", ".join(sorted(models))
+    for name, figure in story.figures.items():
+        if name not in models:
+            yield ("figures", name), f"unknown model {name!r}; roster: {known}"
+        elif (bad := figure.problem()) is not None:
+            yield ("figures", name, bad[0]), bad[1]
+    if (bad := story.webcam.problem()) is not None:
+        yield ("webcam", bad[0]), bad[1]
     last_at = 0.0
     carried_until: dict[str, float] = {}
     for i, action in enumerate(story.actions):
@@ -371,8 +395,11 @@ def _problems(story: Storyboard) -> Iterator[tuple[tuple[int | str, ...], str]]:
                 yield ("actions", i, "at"), f"{action.model} is still being carried then"
             else:
                 carried_until[action.model] = action.end
-            if len(action.to) not in (2, 3):
-                yield ("actions", i, "to"), f"expected [x, y] or [x, y, heading], got {action.to}"
+            if len(action.to) not in (2, 3, 4):
+                yield (
+                    ("actions", i, "to"),
+                    f"expected [x, y], [x, y, heading] or [x, y, heading, z], got {action.to}",
+                )
         elif isinstance(action, Bump):
             if tuple(action.position) == tuple(action.look_at):
                 yield ("actions", i, "look_at"), "the camera cannot look at where it stands"
@@ -393,135 +420,6 @@ def _problems(story: Storyboard) -> Iterator[tuple[tuple[int | str, ...], str]]:
 
 
 # --------------------------------------------------------------------------------------------
-# Hands
-
-
-@dataclass(frozen=True)
-class _Hand:
-    """One hand as drawn in one picture: palm centre (px), the local table-to-pixel
-    Jacobian there (px per inch, 2x2 row-major), palm half-width (in), arm border."""
-
-    centre_px: tuple[float, float]
-    jacobian: tuple[float, float, float, float]
-    half_in: float
-    side: str
-
-
-def _jacobian(camera: PinholeCamera, point: Sequence[float] | np.ndarray) -> np.ndarray:
-    """d(pixel)/d(table x, y) at a point (central differences over half an inch)."""
-    p = np.asarray(point, dtype=float)
-    h = 0.25
-    pts = p + np.array([[h, 0, 0], [-h, 0, 0], [0, h, 0], [0, -h, 0]])
-    px = camera.project(pts)
-    return np.column_stack([(px[0] - px[1]) / (2 * h), (px[2] - px[3]) / (2 * h)])
-
-
-def _ellipse(centre: Sequence[float], a: float, b: float, angle: float, n: int = 28) -> np.ndarray:
-    """(n, 2) points of an ellipse: semi-axes ``a`` and ``b``, turned ``angle`` radians."""
-    s = np.linspace(0.0, 2 * math.pi, n, endpoint=False)
-    ca, sa = math.cos(angle), math.sin(angle)
-    u, v = a * np.cos(s), b * np.sin(s)
-    return np.column_stack([centre[0] + ca * u - sa * v, centre[1] + sa * u + ca * v])
-
-
-def _hand_outline(half_in: float) -> list[np.ndarray]:
-    """Palm, four fingers and thumb in inches, in the hand's frame (u toward the
-    fingertips, v across), for a palm ``half_in`` wide on each side."""
-    k = half_in / (PALM_IN / 2)
-    shapes = [_ellipse((0.0, 0.0), 1.1 * half_in, half_in, 0.0)]
-    for v, length in ((-1.2, 1.05), (-0.4, 1.4), (0.4, 1.3), (1.15, 1.15)):
-        shapes.append(_ellipse(((1.35 + length) * k, v * k), length * k, 0.34 * k, 0.0))
-    shapes.append(_ellipse((0.45 * k, 1.75 * k), 1.15 * k, 0.4 * k, math.radians(55)))
-    return shapes
-
-
-class _HandPainter:
-    """Draws hands over a picture: opaque skin, shaded towards the edges."""
-
-    def __init__(self, camera: PinholeCamera, seed: int) -> None:
-        rng = np.random.default_rng([seed, 0x4A4D])
-        self.height, self.width = camera.height_px, camera.width_px
-        self.grain = rng.normal(0.0, 2.5, (self.height, self.width)).astype(np.float32)
-
-    def draw(self, img: np.ndarray, hand: _Hand, camera: PinholeCamera) -> None:
-        jac = np.array(hand.jacobian, dtype=float).reshape(2, 2)
-        out = np.array(_OUTWARD[hand.side])
-        toward_arm = np.linalg.solve(jac, out)
-        f = -toward_arm / np.linalg.norm(toward_arm)  # toward the fingertips, table plane
-        frame = np.column_stack([f, [-f[1], f[0]]])  # hand frame (u, v) -> table offsets
-        centre = np.array(hand.centre_px)
-        polys = [centre + (frame @ s.T).T @ jac.T for s in _hand_outline(hand.half_in)]
-        wrist = centre + jac @ (frame @ [-0.8 * hand.half_in, 0.0])
-        half_w = float(np.linalg.norm(jac @ (frame @ [0.0, FOREARM_IN / 2])))
-        half_w *= hand.half_in / (PALM_IN / 2)
-        end = _border_point(camera, wrist, out)
-        if float((end - wrist) @ out) > 0:
-            growth = self._growth(camera, end, jac)
-            perp = np.array([-out[1], out[0]])
-            polys.append(
-                np.array(
-                    [
-                        wrist + perp * half_w,
-                        end + perp * half_w * growth,
-                        end - perp * half_w * growth,
-                        wrist - perp * half_w,
-                    ]
-                )
-            )
-        self._paint(img, polys, half_w)
-
-    def _growth(self, camera: PinholeCamera, end: np.ndarray, jac: np.ndarray) -> float:
-        """How much wider the forearm looks at the border than at the wrist (perspective)."""
-        edge = np.clip(end, [0, 0], [self.width - 1, self.height - 1])
-        _, rays = camera.rays(edge[None])
-        if rays[0, 2] >= -1e-6:
-            return 1.6  # that border sees over the horizon: the arm comes from nearby
-        at = camera.table_points(edge[None])[0]
-        there = _jacobian(camera, (at[0], at[1], 0.0))
-        ratio = math.sqrt(abs(np.linalg.det(there)) / max(abs(np.linalg.det(jac)), 1e-9))
-        return min(max(ratio, 0.7), 2.5)
-
-    def _paint(self, img: np.ndarray, polys: list[np.ndarray], half_w: float) -> None:
-        every = np.concatenate(polys)
-        x0 = max(0, math.floor(every[:, 0].min()) - 2)
-        y0 = max(0, math.floor(every[:, 1].min()) - 2)
-        x1 = min(self.width, math.ceil(every[:, 0].max()) + 3)
-        y1 = min(self.height, math.ceil(every[:, 1].max()) + 3)
-        if x1 <= x0 or y1 <= y0:
-            return
-        mask = np.zeros((y1 - y0, x1 - x0), dtype=np.uint8)
-        shape = np.zeros_like(mask)
-        for poly in polys:
-            shape[:] = 0
-            pts = np.round((poly - [x0, y0]) * 16).astype(np.int32)
-            cv2.fillPoly(shape, [pts], 255, cv2.LINE_AA, shift=4)
-            cv2.max(mask, shape, dst=mask)
-        inside = (mask > 127).astype(np.uint8)
-        depth = cv2.distanceTransform(inside, cv2.DIST_L2, 3)
-        shade = 0.66 + 0.34 * np.sqrt(np.clip(depth / max(0.7 * half_w, 1.0), 0.0, 1.0))
-        ramp = np.linspace(0.96, 1.04, x1 - x0, dtype=np.float32)[None, :]
-        skin = np.asarray(SKIN_BGR, dtype=np.float32)
-        colour = (shade * ramp)[..., None] * skin + self.grain[y0:y1, x0:x1, None]
-        alpha = (mask.astype(np.float32) / 255.0)[..., None]
-        region = img[y0:y1, x0:x1].astype(np.float32)
-        img[y0:y1, x0:x1] = np.clip(region + alpha * (colour - region), 0, 255).astype(np.uint8)
-
-
-def _border_point(camera: PinholeCamera, p: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """Where a line from ``p`` in the direction ``out`` leaves the picture, and a margin on."""
-    w, h = camera.width_px, camera.height_px
-    margin = 0.1 * (w + h)
-    x = {-1.0: -margin, 1.0: w - 1 + margin}.get(float(out[0]), float(p[0]))
-    y = {-1.0: -margin, 1.0: h - 1 + margin}.get(float(out[1]), float(p[1]))
-    return np.array([x, y])
-
-
-def _smooth(s: float) -> float:
-    s = min(max(s, 0.0), 1.0)
-    return s * s * (3 - 2 * s)
-
-
-# --------------------------------------------------------------------------------------------
 # Rendering
 
 
@@ -530,7 +428,7 @@ def _marker_of(story: Storyboard, m: RosterModel, pose: Pose) -> PlacedMarker:
     a = math.radians(pose.heading)
     x = pose.x + forward * math.cos(a) - left * math.sin(a)
     y = pose.y + forward * math.sin(a) + left * math.cos(a)
-    z = m.marker_height_mm / MM_PER_IN
+    z = pose.z + m.marker_height_mm / MM_PER_IN
     return PlacedMarker(m.marker, m.marker_size_mm, x, y, z, pose.heading, story.dictionary)
 
 
@@ -543,12 +441,30 @@ def _fixed_markers(story: Storyboard) -> list[PlacedMarker]:
     for piece in story.terrain:
         at = story.start[piece.id]
         assert isinstance(at, Pose)
-        z = piece.marker_height_mm / MM_PER_IN
+        z = at.z + piece.marker_height_mm / MM_PER_IN
         out.append(
             PlacedMarker(
                 piece.marker, piece.marker_size_mm, at.x, at.y, z, at.heading, story.dictionary
             )
         )
+    return out
+
+
+def _solids(story: Storyboard, resting: Sequence[tuple[RosterModel, Pose]]) -> list[Prism]:
+    """The opaque bodies standing on the table: terrain pieces with a height (if
+    ``solid_terrain``) and the figures of the models at rest."""
+    out = []
+    if story.solid_terrain:
+        for piece in story.terrain:
+            at = story.start[piece.id]
+            assert isinstance(at, Pose)
+            if piece.height > 0:
+                poly = _placed(np.asarray(piece.polygon, dtype=float), at)
+                out.append(Prism(poly, at.z, at.z + piece.height, TERRAIN_BGR))
+    for m, pose in resting:
+        figure = story.figures.get(m.id)
+        if figure is not None:
+            out.append(figure.prism(pose.x, pose.y, pose.heading, pose.z))
     return out
 
 
@@ -612,8 +528,10 @@ def _decorate(
     story: Storyboard,
     camera: PinholeCamera,
     resting: list[tuple[RosterModel, Pose]],
+    solid: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Terrain footprints and model bases tinted onto the mat, never over a marker's card."""
+    """Terrain footprints and model bases tinted onto the mat, never over a marker's card
+    nor over the solids (``solid``: their coverage, 0..1), which stand on them."""
     out = img.astype(np.float32)
     size = (camera.width_px, camera.height_px)
 
@@ -631,11 +549,14 @@ def _decorate(
     for piece in story.terrain:
         at = story.start[piece.id]
         assert isinstance(at, Pose)
+        if story.solid_terrain and piece.height > 0:
+            continue  # the prism stands on its footprint
         poly = _placed(np.asarray(piece.polygon, dtype=float), at)
-        tint(poly, 0.0, TERRAIN_TINT, rim=False)
-        tint(poly, 0.0, TERRAIN_EDGE_TINT, rim=True)
+        tint(poly, at.z, TERRAIN_TINT, rim=False)
+        tint(poly, at.z, TERRAIN_EDGE_TINT, rim=True)
     for m, pose in resting:
-        tint(_base_outline(m, pose), m.marker_height_mm / MM_PER_IN, BASE_TINT, rim=False)
+        z = pose.z + m.marker_height_mm / MM_PER_IN
+        tint(_base_outline(m, pose), z, BASE_TINT, rim=False)
     # Cards (and what render_table drew of them) are left exactly as rendered.
     cards = np.zeros(img.shape[:2], dtype=np.uint8)
     markers = _fixed_markers(story) + [_marker_of(story, m, p) for m, p in resting]
@@ -646,6 +567,8 @@ def _decorate(
         if shape is not None:
             cv2.fillPoly(cards, [np.round(shape * 16).astype(np.int32)], 255, cv2.LINE_AA, 4)
     keep = (cv2.dilate(cards, np.ones((3, 3), np.uint8)) > 0)[..., None]
+    if solid is not None:
+        out += solid[..., None] * (img.astype(np.float32) - out)
     return np.where(keep, img, np.clip(out, 0, 255).astype(np.uint8))
 
 
@@ -677,7 +600,7 @@ class _Renderer:
             if not carried:
                 resting.append((m, pose))
         base_key = (camera.rvec, camera.tvec, tuple((m.id, p) for m, p in resting))
-        hands = self._hands(tq, camera)
+        layers = self._layers(tq, camera)
         # a glint is frame-exact (not sampled at motion_hz), on a model at rest
         glints = tuple(
             (m, p)
@@ -687,7 +610,8 @@ class _Renderer:
                 for a in story.actions
             )
         )
-        key = (base_key, hands, tuple(m.id for m, _ in glints))
+        gain = story.webcam.gain(t)
+        key = (base_key, layers, tuple(m.id for m, _ in glints), gain)
         if self._last is not None and self._last[0] == key:
             return self._last[1]
         img = self._base(base_key, camera, resting)
@@ -695,13 +619,68 @@ class _Renderer:
             img = img.copy()
             for m, pose in glints:
                 self._glint(img, camera, _marker_of(story, m, pose))
-        if hands:
-            img = img.copy()
-            for hand in hands:
-                self.painter.draw(img, hand, camera)
-            img.flags.writeable = False
+        if any(hands or carried for hands, carried in layers):
+            if len(layers) == 1:
+                img = img.copy()
+                self._paint(img, *layers[0], camera)
+            else:  # motion blur: the moving layer at instants across the exposure, averaged
+                total = np.zeros(img.shape, dtype=np.float32)
+                for hands, carried in layers:
+                    sub = img.copy()
+                    self._paint(sub, hands, carried, camera)
+                    total += sub
+                img = np.clip(np.rint(total / len(layers)), 0, 255).astype(np.uint8)
+        img = apply_gain(img, gain)
+        img.flags.writeable = False
         self._last = (key, img)
         return img
+
+    def _paint(
+        self,
+        img: np.ndarray,
+        hands: tuple[_Hand, ...],
+        carried: tuple[tuple[str, Pose], ...],
+        camera: PinholeCamera,
+    ) -> None:
+        """Carried figures (lifted, no depth test), then the hands over them, in place."""
+        for name, pose in carried:
+            figure = self.story.figures[name]
+            paint_silhouette(
+                img, camera, figure.prism(pose.x, pose.y, pose.heading, pose.z + LIFT_IN)
+            )
+        for hand in hands:
+            self.painter.draw(img, hand, camera)
+
+    def _moving(
+        self, t: float, camera: PinholeCamera
+    ) -> tuple[tuple[_Hand, ...], tuple[tuple[str, Pose], ...]]:
+        """What moves at ``t``: the hands, and the carried models that have figures."""
+        carried = tuple(
+            (name, state[0])
+            for name in self.story.figures
+            if (state := self.story._state(name, t))[1]
+        )
+        return self._hands(t, camera), carried
+
+    def _layers(self, t: float, camera: PinholeCamera) -> tuple:
+        """The moving layer at each instant the picture at ``t`` averages: one without
+        motion blur or when nothing moves, else enough that consecutive ones are under a
+        pixel apart (at most ``MAX_BLUR_SAMPLES``)."""
+        now = self._moving(t, camera)
+        shutter = self.story.webcam.motion_blur_s
+        if shutter <= 0 or not (now[0] or now[1]):
+            return (now,)
+        first = self._moving(t - shutter, camera)
+        travel = 0.0 if len(first[0]) == len(now[0]) else math.inf
+        for a, b in zip(first[0], now[0], strict=False):
+            travel = max(travel, math.dist(a.centre_px, b.centre_px))
+        for (_, p), (_, q) in zip(first[1], now[1], strict=False):
+            ends = camera.project(np.array([[p.x, p.y, p.z], [q.x, q.y, q.z]]))
+            travel = max(travel, float(np.linalg.norm(ends[1] - ends[0])))
+        n = min(MAX_BLUR_SAMPLES, math.ceil(travel / 0.75) + 1)
+        if n <= 1:
+            return (now,)
+        return tuple(self._moving(t - shutter * (1 - (k + 0.5) / n), camera) for k in range(n))
 
     def _base(
         self, key: tuple, camera: PinholeCamera, resting: list[tuple[RosterModel, Pose]]
@@ -714,9 +693,16 @@ class _Renderer:
         markers = self.fixed + [_marker_of(story, m, p) for m, p in resting]
         shot = replace(story.shot, seed=story.shot.seed * 100_003 + seed)
         size = (story.table.table.width_in, story.table.table.depth_in)
-        img = render_table(camera, size, markers, shot=shot, texture_seed=story.texture_seed)
+        solids = _solids(story, resting)
+        solid = None
+        if solids:
+            img, solid = render_scene(
+                camera, size, markers, solids, shot=shot, texture_seed=story.texture_seed
+            )
+        else:
+            img = render_table(camera, size, markers, shot=shot, texture_seed=story.texture_seed)
         if story.decorate:
-            img = _decorate(img, story, camera, resting)
+            img = _decorate(img, story, camera, resting, solid)
         img.flags.writeable = False
         self._bases[key] = img
         if len(self._bases) > _BASES_CACHED:
@@ -851,26 +837,18 @@ class VideoInfo:
 
 
 def write_video(story: Storyboard, path: Path, fourcc: str | None = None) -> VideoInfo:
-    """Render the storyboard into a video file; the codec follows the suffix (``FOURCC``)
-    unless ``fourcc`` names one (e.g. ``"FFV1"`` in ``.avi``, lossless)."""
+    """Render the storyboard into a video file; the codec is ``fourcc`` if named (e.g.
+    ``"FFV1"`` in ``.avi``, lossless), else the storyboard's ``webcam.codec`` (``"h264"``:
+    libx264 at ``webcam.bitrate_kbps``, see :mod:`vision.rig.webcam`), else it follows the
+    suffix (``FOURCC``)."""
     path = Path(path)
-    code = fourcc or FOURCC.get(path.suffix.lower())
+    cam = story.webcam
+    code = fourcc or cam.codec or FOURCC.get(path.suffix.lower())
     if code is None:
         raise ValueError(f"{path}: write .mp4 or .avi, or name a fourcc")
+    if code in CODECS and path.suffix.lower() != CODECS[code]:
+        raise ValueError(f"{path}: {code} video is written to {CODECS[code]} files")
     size = (story.camera.width_px, story.camera.height_px)
-    writer = cv2.VideoWriter(
-        str(path),
-        cv2.VideoWriter_fourcc(*code),  # type: ignore[attr-defined]
-        story.fps,
-        size,
-    )
-    if not writer.isOpened():
-        raise ValueError(f"{path}: OpenCV cannot write {code!r} video here")
-    count = 0
-    try:
-        for frame in frames(story):
-            writer.write(frame.image)
-            count += 1
-    finally:
-        writer.release()
+    images = (frame.image for frame in frames(story))
+    count = write_frames(images, path, story.fps, size, code, cam.bitrate_kbps, cam.jpeg_quality)
     return VideoInfo(path, code, count, count / story.fps, path.stat().st_size)

@@ -12,8 +12,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from calibration.table import Anchor, TableKeys, TableSpec
 from rules.errors import InputError, load_toml
+from vision.rig.bodies import Figure
 from vision.rig.footage import Action, Bump, Cover, Flicker, Move, Side, Storyboard
 from vision.rig.synth import PinholeCamera, Shot
+from vision.rig.webcam import Codec, Webcam
 from vision.roster import RosterModel, TerrainPiece
 
 
@@ -21,13 +23,30 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
-PoseIn = tuple[float, float] | tuple[float, float, float]
+PoseIn = tuple[float, float] | tuple[float, float, float] | tuple[float, float, float, float]
 Seconds = Annotated[float, Field(ge=0)]
 Positive = Annotated[float, Field(gt=0)]
+Length = Annotated[float, Field(gt=0, le=1000)]
+Colour = Annotated[float, Field(ge=0, le=255)]
+
+
+class _FigureIn(_Strict):
+    height_mm: Length = 45.0
+    width_mm: Length = 25.0
+    offset_mm: tuple[float, float] = (0.0, 0.0)
+    shape: Literal["cylinder", "box"] = "cylinder"
+    depth_mm: Length | None = None
+    base_mm: Annotated[float, Field(ge=0, le=1000)] = 4.0
+    colour: tuple[Colour, Colour, Colour] = (70.0, 84.0, 104.0)
+
+    def figure(self) -> Figure:
+        fields = self.model_dump(exclude={"colour"})
+        return Figure(**fields, colour_bgr=self.colour)
 
 
 class _StoryModel(RosterModel):
     start: PoseIn
+    figure: _FigureIn | None = None
 
 
 class _StoryTerrain(TerrainPiece):
@@ -49,6 +68,16 @@ class _ShotIn(_Strict):
     gradient: Annotated[float, Field(ge=0, le=1)] = 0.25
     jpeg_quality: Annotated[int, Field(ge=1, le=100)] | None = 90
     supersample: Annotated[int, Field(ge=1, le=8)] = 3
+
+
+class _WebcamIn(_Strict):
+    motion_blur_s: Annotated[float, Field(ge=0, le=1)] = 0.0
+    exposure_drift: Annotated[float, Field(ge=0, lt=1)] = 0.0
+    exposure_period_s: Positive = 5.0
+    codec: Codec | None = None
+    bitrate_kbps: Annotated[float, Field(ge=50, le=100_000)] | None = None
+    jpeg_quality: Annotated[int, Field(ge=1, le=100)] | None = None
+    seed: int = 0
 
 
 class _MoveIn(_Strict):
@@ -96,7 +125,9 @@ class _StoryboardFile(_Strict):
     motion_hz: Positive = 10.0
     texture_seed: int = 0
     decorate: bool = True
+    solid_terrain: bool = False
     shot: _ShotIn = _ShotIn()
+    webcam: _WebcamIn = _WebcamIn()
     table: TableKeys
     anchors: list[Anchor]
     camera: _CameraIn
@@ -132,7 +163,8 @@ def load_storyboard(path: Path) -> Storyboard:
         return Storyboard(
             table=TableSpec(table=spec.table, anchors=spec.anchors),
             roster=[
-                RosterModel.model_validate(m.model_dump(exclude={"start"})) for m in spec.models
+                RosterModel.model_validate(m.model_dump(exclude={"start", "figure"}))
+                for m in spec.models
             ],
             start={**{m.id: m.start for m in spec.models}, **{t.id: t.at for t in spec.terrain}},
             camera=camera,
@@ -146,6 +178,9 @@ def load_storyboard(path: Path) -> Storyboard:
             motion_hz=spec.motion_hz,
             texture_seed=spec.texture_seed,
             decorate=spec.decorate,
+            figures={m.id: m.figure.figure() for m in spec.models if m.figure is not None},
+            solid_terrain=spec.solid_terrain,
+            webcam=Webcam(**spec.webcam.model_dump()),
         )
     except ValueError as exc:
         where, _, what = str(exc).partition(": ")

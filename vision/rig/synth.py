@@ -502,6 +502,7 @@ def draw_plane(
     shade: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
     bbox: tuple[int, int, int, int],
     ss: int,
+    visible: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
 ) -> None:
     """Composite a printed plane over ``out`` (float32 HxWx3) inside bbox (x0, y0, x1, y1).
 
@@ -509,7 +510,8 @@ def draw_plane(
     per pixel (see :func:`_subpixel_offsets`) is undistorted to a ray and intersected with the
     plane; ``shade(a, b)`` says whether the plane is there (covered) and whether it is inked.
     Uncovered subsamples keep whatever was drawn before, so drawing in order of height gives
-    painter's occlusion.
+    painter's occlusion.  ``visible(xn, yn, depth)``, if given, says which subsamples are not
+    hidden by something nearer (the solids of :mod:`vision.rig.bodies`).
     """
     x0, y0, x1, y1 = bbox
     if x1 <= x0 or y1 <= y0:
@@ -542,6 +544,8 @@ def draw_plane(
             b = s * (e2_c[0] * xn + e2_c[1] * yn + e2_c[2]) - np.float32(e2_o)
             covered, ink = shade(a, b)
             covered &= ahead
+            if visible is not None:
+                covered &= visible(xn, yn, s)
             ink &= covered
             cnt += covered
             n_ink += ink
@@ -605,12 +609,18 @@ def outline(corners: np.ndarray, per_edge: int = 8) -> np.ndarray:
     return np.concatenate([c + t * (d - c) for c, d in zip(corners, nxt, strict=True)])
 
 
-def _draw_patch(out: np.ndarray, camera: PinholeCamera, patch: _Patch, ss: int) -> None:
+def _draw_patch(
+    out: np.ndarray,
+    camera: PinholeCamera,
+    patch: _Patch,
+    ss: int,
+    visible: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
+) -> None:
     right, down = printed_axes(patch.heading_deg)
     centre = np.array(patch.centre, dtype=np.float64)
     bbox = bbox_of(camera, outline(_square_corners(centre, patch.heading_deg, patch.card_half_in)))
     if bbox is not None:
-        draw_plane(out, camera, centre, right, down, patch.shader(), bbox, ss)
+        draw_plane(out, camera, centre, right, down, patch.shader(), bbox, ss, visible)
 
 
 # --------------------------------------------------------------------------------------------
