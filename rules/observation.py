@@ -5,7 +5,8 @@ takes it whole (:meth:`rules.session.Session.observe`) and returns the events it
 This module holds the part of an observation the session reads, as plain numbers in table
 inches: every model the tracker knows, with its pose (x, y, heading and height z) and
 uncertainty, and what the tracker concluded about it in this frame; the terrain pieces
-placed or moved; whether the table was seen at all and whether the camera was bumped.
+placed or moved; whether the table was seen at all, whether its pose is trusted, and
+whether the camera was bumped.
 
 The camera side's own observation (with the detections in pixels and the table pose)
 satisfies :class:`Observed` structurally, so this package needs nothing from it.
@@ -74,6 +75,11 @@ class Observed(Protocol):
     def frame(self) -> int: ...
     @property
     def table_seen(self) -> bool: ...
+    @property
+    def pose_problem(self) -> str:
+        """Why the table pose of this frame is not trusted; empty when it is."""
+        ...
+
     @property
     def camera_shift_in(self) -> float | None: ...
     @property

@@ -23,8 +23,8 @@ when their phase ended, until the players decide them.
 
 Pure Python: the camera side hands over one observation per frame (``observe``); it
 never reaches in. Each observation becomes the journaled inputs below (``seen``,
-``moved``, ``hidden``, ``lost``, ``camera_bumped``, ``place_terrain``), so a journal
-replays without the camera.
+``moved``, ``hidden``, ``lost``, ``camera_bumped``, ``pose_checked``, ``place_terrain``),
+so a journal replays without the camera.
 """
 
 from __future__ import annotations
@@ -63,6 +63,8 @@ EventKind = Literal[
     "camera_lost",
     "camera_bumped",
     "recording_stopped",
+    "judging_held",
+    "judging_resumed",
 ]
 
 
@@ -139,6 +141,7 @@ INPUTS = (
     "lost",
     "camera_bumped",
     "camera_lost",
+    "pose_checked",
 )
 
 
@@ -253,6 +256,9 @@ class Session:
     decisions: dict[int, str] = field(default_factory=dict)
     #: The latest measurement of each model's move this phase.
     reports: dict[str, MoveReport] = field(default_factory=dict)
+    #: Why the camera side does not trust the table pose, while it does not (moves are
+    #: not judged meanwhile); empty when it does.
+    pose_problem: str = ""
     #: Told of every input (see ``_journaled``), e.g. to write it to a match file.
     journal: Journal | None = field(default=None, repr=False, compare=False)
 
@@ -337,6 +343,11 @@ class Session:
             return []
         t, frame = observation.t, observation.frame
         events: list[Event] = []
+        problem = observation.pose_problem
+        if bool(problem) != bool(self.pose_problem):
+            events += self.pose_checked(t, frame, problem)
+        if problem:  # a pose not trusted places nothing: judging waits for a sound one
+            return events
         if observation.camera_shift_in is not None:
             events += self.camera_bumped(
                 t,
@@ -424,6 +435,19 @@ class Session:
         return self._emit(
             Event(t, frame, "camera_bumped", message, measured=shift_in, limit=limit_in)
         )
+
+    @_journaled
+    def pose_checked(self, t: float, frame: int, problem: str) -> list[Event]:
+        """Whether the table pose is trusted: while it is not (``problem`` says why),
+        moves are not judged; the change either way is an event."""
+        held, self.pose_problem = bool(self.pose_problem), problem
+        if problem and not held:
+            message = f"moves are not judged while the table pose is not trusted: {problem}"
+            return self._emit(Event(t, frame, "judging_held", message))
+        if not problem and held:
+            message = "the table pose is trusted again: moves are judged"
+            return self._emit(Event(t, frame, "judging_resumed", message))
+        return []
 
     def recording_stopped(self, t: float, frame: int, reason: str) -> list[Event]:
         """The match file stopped before the game did (the disk filled up, say). Not an
@@ -522,6 +546,7 @@ class Session:
                 ]
                 for t in self.terrain
             ],
+            "pose_problem": self.pose_problem,
             "events": len(self.events),
         }
 
@@ -550,6 +575,7 @@ class Session:
             self._place(terrain_id, polygon, height_in, keywords)
         self.events = list(events[: state["events"]])
         self.reports = {}
+        self.pose_problem = state.get("pose_problem", "")
 
     # -- judging ----------------------------------------------------------------------------
 

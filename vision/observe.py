@@ -71,17 +71,52 @@ def centre_sigmas_in(
 
 @dataclass(frozen=True)
 class PoseHealth:
-    """How far the table pose can be trusted: the anchors it was solved from and the
-    root-mean-square distance (pixels) between their corners as seen and as the pose
-    projects them."""
+    """How far the table pose can be trusted: the anchors it was solved from, the
+    root-mean-square distance between their corners as seen and as the pose projects them
+    (pixels, and as inches on the table), how far the farthest anchor's centre is from
+    where table.toml puts it (inches), the anchors left out because they disagree with the
+    others (id, inches off), the anchors found turned from their stated heading (id,
+    degrees counterclockwise), a line for each of those, and why the pose is not trusted
+    (empty when it is: see ``vision.tablepose``'s ``ANCHOR_OFF_IN`` and
+    ``MAX_CORNER_ERROR_IN``)."""
 
     anchors_used: tuple[int, ...]
     reprojection_px: float
+    reprojection_in: float = 0.0
+    anchor_error_in: float = 0.0
+    left_out: tuple[tuple[int, float], ...] = ()
+    turned: tuple[tuple[int, int], ...] = ()
+    warnings: tuple[str, ...] = ()
+    problem: str = ""
+
+    @property
+    def healthy(self) -> bool:
+        return not self.problem
+
+    @classmethod
+    def of(cls, pose: TablePose) -> PoseHealth:
+        return cls(
+            pose.anchors_used,
+            pose.reprojection_px,
+            pose.reprojection_in,
+            pose.anchor_error_in,
+            pose.left_out,
+            pose.turned,
+            pose.warnings,
+            pose.problem,
+        )
 
     def to_dict(self) -> dict[str, object]:
         return {
+            "healthy": self.healthy,
             "anchors_used": list(self.anchors_used),
             "reprojection_px": round(self.reprojection_px, 4),
+            "reprojection_in": round(self.reprojection_in, 4),
+            "anchor_error_in": round(self.anchor_error_in, 4),
+            "left_out": [{"anchor": a, "off_in": round(off, 3)} for a, off in self.left_out],
+            "turned": [{"anchor": a, "turned_deg": deg} for a, deg in self.turned],
+            "warnings": list(self.warnings),
+            "problem": self.problem,
         }
 
 
@@ -113,7 +148,12 @@ class Observation:
     def health(self) -> PoseHealth | None:
         if self.pose is None:
             return None
-        return PoseHealth(self.pose.anchors_used, self.pose.reprojection_px)
+        return PoseHealth.of(self.pose)
+
+    @property
+    def pose_problem(self) -> str:
+        """Why this frame's table pose is not trusted (nothing was placed from it)."""
+        return self.pose.problem if self.pose is not None else ""
 
 
 class Observer:
@@ -153,6 +193,10 @@ class Observer:
         except PoseError:
             # no table this frame (a hand over the anchors): the tracks as they were, no news
             return Observation(frame.t, frame.index, found, None, self._models(frame.t, None))
+        if not pose.healthy:
+            # a pose not trusted places nothing: the tracks as they were, no news (the
+            # observation carries the pose and its problem, for the session and the views)
+            return Observation(frame.t, frame.index, found, pose, self._models(frame.t, None))
         shift, message = self._bump(pose)
         located = locate(found, self.table, pose, self.roster, self.terrain)
         moves = self.tracker.update(frame.t, self._sightings(located, pose))

@@ -35,11 +35,16 @@ MIN_ANCHORS_HOMOGRAPHY = 4
 ANCHOR_OFF_IN = 0.1
 
 #: A pose whose anchors' corners lie farther than this (inches on the table, root mean
-#: square) from where the pose projects them is not trusted: the anchors' corners as
-#: table.toml describes them do not fit what the camera sees (a mistyped ``size_mm``,
-#: say). A sound pose of 40 mm anchors at 1080p fits to about 0.04 in, most of it the
-#: detector placing every corner about 0.8 px inside the printed square.
-MAX_CORNER_ERROR_IN = 0.15
+#: square, less the even shrink the detector gives every marker) from where the pose
+#: projects them is not trusted: the anchors as table.toml describes them do not fit what
+#: the camera sees. A sound pose of 40 mm anchors at 1080p fits to about 0.01 in; three
+#: anchors one of which is 0.3 in from its stated place fit to 0.05 in.
+MAX_CORNER_ERROR_IN = 0.04
+#: The same without camera intrinsics, where the lens's distortion is part of the error.
+MAX_CORNER_ERROR_IN_FLAT = 0.15
+#: Leaving one anchor out must fit the others at least this much better than leaving out
+#: any other for it to be the one that disagrees.
+CLEARLY = 0.7
 
 #: The quarter-turns an anchor may be stuck down at, against its stated heading.
 QUARTER_TURNS = (0, 90, 180, 270)
@@ -207,23 +212,42 @@ class _Solver:
         used = list(self.visible)
         left_out: list[tuple[int, float]] = []
         pose = self.fit(used, turns)
+        limit = MAX_CORNER_ERROR_IN if self.camera is not None else MAX_CORNER_ERROR_IN_FLAT
         problem = ""
         while True:
             errors = self.centre_errors(pose, used)
             worst = max(errors, key=lambda i: errors[i])
-            if errors[worst] <= ANCHOR_OFF_IN:
+            if errors[worst] <= ANCHOR_OFF_IN and self.corner_error_in(pose, used, turns) <= limit:
                 break
-            suspect = self.suspect(used, turns)
-            if suspect is None:
-                problem = self.disagreement(used, worst, errors[worst])
-                break
-            j, off, without = suspect
-            if len(used) - 1 < need or len(used) - 1 <= len(left_out) + 1:
-                how = "with" if self.camera is not None else "without"
+            if self.camera is None:  # a homography cannot tell a moved anchor from the lens
                 problem = (
-                    f"anchor {j} is {off:.1f} in from where table.toml puts it (by the other "
-                    f"anchors' pose); without it {len(used) - 1} anchors remain and "
-                    f"{max(need, len(left_out) + 2)} are needed {how} camera intrinsics"
+                    f"anchor {worst} is {errors[worst]:.2f} in from where table.toml puts it "
+                    "by the pose of all the anchors, and without camera intrinsics a moved "
+                    "anchor cannot be told from the lens's distortion: give camera.toml, or "
+                    "check the anchors' x_in, y_in and size_mm in table.toml"
+                )
+                break
+            ranked = self.leave_one_out(used, turns)
+            clear = len(ranked) > 0 and (
+                ranked[0][2] > ANCHOR_OFF_IN
+                and ranked[0][3] <= ANCHOR_OFF_IN
+                and ranked[0][0] <= limit
+                and (len(ranked) == 1 or ranked[0][0] <= CLEARLY * ranked[1][0])
+            )
+            if not clear:
+                problem = (
+                    f"the anchors disagree (anchor {worst} is {errors[worst]:.2f} in from where "
+                    f"table.toml puts it by the pose of all {len(used)}) and no one of them is "
+                    "alone in disagreeing: check the anchors' x_in, y_in and size_mm in "
+                    "table.toml"
+                )
+                break
+            _, j, off, _, without = ranked[0]
+            if len(used) - 1 < max(need, 3) or len(used) - 1 <= len(left_out) + 1:
+                problem = (
+                    f"anchor {j} is {off:.1f} in from where table.toml puts it by the other "
+                    f"anchors' pose, but {len(used)} anchors are too few to leave one out "
+                    f"(three must remain, more than are left out)"
                 )
                 break
             used.remove(j)
@@ -313,15 +337,15 @@ class _Solver:
         off = np.linalg.norm(diagonal_centres(on_table) - self.centre_in[rows], axis=1)
         return {i: float(d) for i, d in zip(ids, off, strict=True)}
 
-    def suspect(
+    def leave_one_out(
         self, used: list[int], turns: dict[int, int]
-    ) -> tuple[int, float, TablePose] | None:
-        """The one anchor the others agree without (within ``ANCHOR_OFF_IN``): its id, how
-        far it is from table.toml by their pose, and their pose; None when there is none
-        (two anchors: which one is wrong cannot be told)."""
+    ) -> list[tuple[float, int, float, float, TablePose]]:
+        """Each anchor left out in turn, best first: how well the others' corners fit their
+        own pose (inches), the one left out, how far it is from table.toml by that pose,
+        how far the farthest of the others is, and the pose."""
         if len(used) < 3:
-            return None
-        best: tuple[float, int, float, TablePose] | None = None
+            return []
+        out = []
         for j in used:
             rest = [i for i in used if i != j]
             try:
@@ -330,23 +354,27 @@ class _Solver:
                 continue
             errors = self.centre_errors(pose, used)
             spread = max(errors[i] for i in rest)
-            if best is None or spread < best[0]:
-                best = (spread, j, errors[j], pose)
-        if best is None or best[0] > ANCHOR_OFF_IN or best[2] <= ANCHOR_OFF_IN:
-            return None
-        return best[1], best[2], best[3]
+            out.append((self.corner_error_in(pose, rest, turns), j, errors[j], spread, pose))
+        return sorted(out, key=lambda c: c[0])
 
-    def disagreement(self, used: list[int], worst: int, off: float) -> str:
-        if len(used) == 2:
-            return (
-                f"anchors {used[0]} and {used[1]} disagree by {off:.1f} in or more: one of "
-                "them is not where table.toml puts it"
-            )
-        return (
-            f"the anchors disagree: anchor {worst} is {off:.1f} in from where table.toml puts "
-            f"it by the pose of all {len(used)} and no one of them is alone in disagreeing; "
-            "check their x_in and y_in in table.toml"
-        )
+    def residuals(self, pose: TablePose, ids: list[int], turns: dict[int, int]) -> np.ndarray:
+        """The corners as seen less as ``pose`` projects them, (N, 4, 2) pixels."""
+        obj, img = self.points(ids, turns)
+        return np.asarray(img - pose.table_to_pixels(obj)).reshape(-1, 4, 2)
+
+    def corner_error_in(self, pose: TablePose, ids: list[int], turns: dict[int, int]) -> float:
+        """How well the corners fit ``pose``: their errors as inches on the table (root
+        mean square), less the even shrink the detector gives every marker (the corners
+        found about 0.8 px inside the printed square, which moves no centre)."""
+        rows = [self.row[i] for i in ids]
+        res = self.residuals(pose, ids, turns)
+        seen = self.px[rows]
+        out = seen - seen.mean(axis=1, keepdims=True)
+        out /= np.linalg.norm(out, axis=2, keepdims=True)
+        shrink = np.sum(res * out, axis=2).mean(axis=1)
+        res = res - shrink[:, None, None] * out
+        each = np.linalg.norm(res, axis=2) / self.px_per_in[rows][:, None]
+        return float(np.sqrt(np.mean(each**2)))
 
     def health(
         self,
@@ -358,17 +386,9 @@ class _Solver:
         problem: str,
     ) -> TablePose:
         """``pose`` with its errors, the anchors it made up for, and its problem if any."""
-        obj, img = self.points(used, turns)
-        each = np.linalg.norm(pose.table_to_pixels(obj) - img, axis=1).reshape(-1, 4)
+        each = np.linalg.norm(self.residuals(pose, used, turns), axis=2)
         scale = self.px_per_in[[self.row[i] for i in used]]
         reprojection_in = float(np.sqrt(np.mean((each / scale[:, None]) ** 2)))
-        if not problem and reprojection_in > MAX_CORNER_ERROR_IN:
-            k = int(np.argmax(np.sqrt(np.mean((each / scale[:, None]) ** 2, axis=1))))
-            problem = (
-                f"the anchors' corners lie {reprojection_in:.2f} in from where the pose puts "
-                f"them (over {MAX_CORNER_ERROR_IN} in), most of all anchor {used[k]}'s: "
-                "check its size_mm in table.toml"
-            )
         turned = tuple((i, turns[i]) for i in self.visible if turns[i] and i in used)
         warnings = tuple(
             f"anchor {i} is turned {_TURN_WORDS[t]} from table.toml's heading "

@@ -34,6 +34,7 @@ class Seen:
     models: tuple[LocatedModel, ...] = ()
     terrain: tuple[LocatedTerrain, ...] = ()
     table_seen: bool = True
+    pose_problem: str = ""
     camera_shift_in: float | None = None
     bump_message: str = ""
     bump_limit_in: float = 0.25
