@@ -225,6 +225,7 @@ def detect(
     from rules.errors import InputError
     from vision.aruco import MarkerDetector
     from vision.locate import locate
+    from vision.observe import PoseHealth
     from vision.setup import load_table_files
     from vision.tablepose import PoseError, TablePose
 
@@ -255,7 +256,10 @@ def detect(
             )
             found = MarkerDetector(table.table.dictionary).detect(frame)
             pose = TablePose.solve(found, table, camera)
+            if not pose.healthy:
+                fail(f"{image}: the table pose is not trusted: {pose.problem}")
             result = locate(found, table, pose, roster, terrain).to_dict()
+            result["health"] = PoseHealth.of(pose).to_dict()
     except InputError as exc:
         fail(str(exc))
     except (PoseError, ValueError) as exc:
@@ -321,6 +325,13 @@ def _detect_text(result: dict[str, object]) -> str:
         f"{pose['reprojection_px']:.2f} px"
         + ("; heights corrected" if pose["height_corrected"] else "; heights not corrected")
     )
+    health: dict[str, Any] = result.get("health") or {}  # type: ignore[assignment]
+    if health:
+        lines[-1] += (
+            f" ({health['reprojection_in']:.3f} in on the table; anchors' centres within "
+            f"{health['anchor_error_in']:.3f} in of table.toml)"
+        )
+        lines += [f"warning: {w}" for w in health["warnings"]]
     return "\n".join(lines)
 
 

@@ -28,7 +28,7 @@ from rules.session import Event
 from rules.view import describe, measure, neighbours
 from vision.match.schema import RecordError
 from vision.match.writer import MatchWriter
-from vision.observe import Observation
+from vision.observe import Observation, PoseHealth
 from vision.script import Script, Step
 from vision.setup import Setup
 from vision.sources import FileSource, Frame, LiveSource
@@ -92,6 +92,7 @@ class Game:
         #: The newest observation, and the newest table pose (kept while a hand hides it).
         self.observation: Observation | None = None
         self.pose: TablePose | None = None
+        self.health: PoseHealth | None = None
         #: The newest frame processed, and its time and number.
         self.frame: Frame | None = None
         self.status = "starting"
@@ -197,6 +198,7 @@ class Game:
             events += self.session.observe(observation)
             self.frame, self.observation = frame, observation
             self.pose = observation.pose or self.pose
+            self.health = observation.health or self.health
             if self.auto_phase and not self.session.in_phase and self.pose is not None:
                 self.auto_phase = False
                 events += self.session.start_phase(frame.t, frame.index, side=self.session.side)
@@ -305,6 +307,7 @@ class Game:
             # nothing of the last game's clock is shown as this game's (its last frame's
             # time with this game's phase, say)
             self.frame, self.observation, self.pose = None, None, None
+            self.health = None
             self.auto_phase = self.script is None
             self._steps = list(self.script.step) if self.script else []
 
@@ -397,6 +400,8 @@ class Game:
             "t": round(self.frame.t, 4) if self.frame else None,
             "frame": self.frame.index if self.frame else None,
             "events": len(self.session.events),
+            # how far the newest table pose can be trusted (None until the table is seen)
+            "pose": self.health.to_dict() if self.health is not None else None,
         }
         camera = self.mapping()
 

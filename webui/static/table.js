@@ -41,6 +41,26 @@
     }
     TS.listFlags($("flags"), state.flags, (id, decision) =>
       act(TS.post(`/api/flags/${id}`, { decision })));
+    showPose(state.live.pose);
+  }
+
+  // How far the table pose can be trusted: its error, its anchors, and what is wrong.
+  function showPose(h) {
+    const el = $("pose");
+    if (!h) { el.textContent = "Table not seen yet"; el.className = "pose-unknown"; return; }
+    el.className = h.healthy ? (h.warnings.length ? "pose-warn" : "pose-ok") : "pose-bad";
+    const head = document.createElement("div");
+    head.textContent = `Table pose: ${h.reprojection_px.toFixed(2)} px ` +
+      `(${h.reprojection_in.toFixed(3)} in) from anchors ${h.anchors_used.join(", ")}` +
+      (h.healthy ? "" : " - not trusted, moves are not judged");
+    const lines = (h.healthy ? [] : [h.problem]).concat(h.warnings).map((text) => {
+      const li = document.createElement("li");
+      li.textContent = text;
+      return li;
+    });
+    const ul = document.createElement("ul");
+    ul.replaceChildren(...lines);
+    el.replaceChildren(head, ...(lines.length ? [ul] : []));
   }
 
   function addEvent(e) {
