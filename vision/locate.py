@@ -166,37 +166,36 @@ class _Planes:
         k = self.index[marker]
         return np.asarray(self.p0[k] + z_in * self.dp[k])
 
-    def height_of(self, marker: int, size_in: float) -> tuple[float, float]:
-        """The height of the plane the marker lies in, from its outline's size there (see
+    def heights_of(self, markers: list[int], sizes_in: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The height of the plane each marker lies in, from its outline's size there (see
         the module's docstring), and how far that height may be off (inches): the spread
-        of its four sides, as a fraction of the size, times the camera's distance above
+        of its four sides, as a fraction of its size, times the camera's distance above it
         (the outline shrinks to nothing at the camera's height)."""
-        k = self.index[marker]
+        k = [self.index[m] for m in markers]
         side0 = _sides(self.p0[k])
-        slope = _sides(self.p0[k] + self.dp[k]) - side0  # negative: the sides shrink as z grows
-        z = (size_in - side0.mean()) / slope.mean()
-        spread = float(np.std(side0 + z * slope) / size_in)
-        above_in = size_in / max(-float(slope.mean()), 1e-12)
-        return float(z), spread * above_in
+        slope = _sides(self.p0[k] + self.dp[k]) - side0  # negative: sides shrink as z grows
+        z = (sizes_in - side0.mean(axis=1)) / slope.mean(axis=1)
+        spread = np.std(side0 + z[:, None] * slope, axis=1) / sizes_in
+        above_in = sizes_in / np.maximum(-slope.mean(axis=1), 1e-12)
+        return z, spread * above_in
 
     def markers(self, heights_in: dict[int, float]) -> list[MarkerPose]:
-        out = []
-        for marker, z in heights_in.items():
-            xy = self.corners_at(marker, z if self.measures_height else 0.0)
-            centre = xy.mean(axis=0)
-            top = (xy[0] + xy[1]) / 2 - centre
-            heading = math.degrees(math.atan2(top[1], top[0])) % 360.0
-            out.append(
-                MarkerPose(
-                    marker,
-                    float(centre[0]),
-                    float(centre[1]),
-                    float(z if self.measures_height else 0.0),
-                    float(heading),
-                    self.detections.corners_px[self.index[marker]],
-                )
-            )
-        return out
+        ids = list(heights_in)
+        if not ids:
+            return []
+        k = [self.index[m] for m in ids]
+        z = np.asarray([heights_in[m] for m in ids], dtype=float)
+        if not self.measures_height:
+            z = np.zeros_like(z)
+        xy = self.p0[k] + z[:, None, None] * self.dp[k]
+        centres = xy.mean(axis=1)
+        tops = (xy[:, 0] + xy[:, 1]) / 2 - centres
+        headings = np.degrees(np.arctan2(tops[:, 1], tops[:, 0])) % 360.0
+        corners = self.detections.corners_px[k]
+        return [
+            MarkerPose(i, float(c[0]), float(c[1]), float(h), float(a), px)
+            for i, c, h, a, px in zip(ids, centres, z, headings, corners, strict=True)
+        ]
 
 
 def _grown(corners_px: np.ndarray, by_px: float) -> np.ndarray:
@@ -237,8 +236,8 @@ def _reach(quads: np.ndarray) -> np.ndarray:
 
 
 def _sides(corners: np.ndarray) -> np.ndarray:
-    """The four side lengths of a quadrilateral (4, 2)."""
-    return np.asarray(np.linalg.norm(corners - np.roll(corners, -1, axis=0), axis=1))
+    """The four side lengths of each quadrilateral (N, 4, 2), (N, 4)."""
+    return np.asarray(np.linalg.norm(corners - np.roll(corners, -1, axis=1), axis=2))
 
 
 def level_tolerance_in(uncertainty_in: float) -> float:
@@ -247,43 +246,45 @@ def level_tolerance_in(uncertainty_in: float) -> float:
     return max(MIN_LEVEL_TOLERANCE_IN, 4.0 * uncertainty_in)
 
 
-#: A level a model may stand on: what it is, its height and its footprint (None: the table).
-Level = tuple[str, float, Polygon | None]
+#: A level a model may stand on: what it is, its height and its footprint's corners
+#: (None: the table).
+Level = tuple[str, float, list[tuple[float, float]] | None]
 
 
 def _levels(pieces: list[tuple[TerrainPiece, Placed]]) -> list[Level]:
     """Every level a model may stand on: the table, and each piece's top and levels."""
     out: list[Level] = [(TABLE_LEVEL, 0.0, None)]
     for piece, placed in pieces:
-        assert placed.polygon is not None
-        footprint = Polygon(placed.polygon).buffer(LEVEL_EDGE_IN)
         for height in sorted({piece.height, *piece.levels}):
             if height > 0.0:
-                out.append((piece.id, float(height), footprint))
+                out.append((piece.id, float(height), placed.polygon))
     return out
 
 
 def _stand(
-    planes: _Planes, entry: RosterModel, levels: list[Level]
+    planes: _Planes,
+    entry: RosterModel,
+    levels: list[Level],
+    plane_z: float,
+    uncertainty_in: float,
 ) -> tuple[float, str | None, float | None]:
-    """The height a model's base stands at, what it stands on, and the measured height."""
-    if not planes.measures_height:
-        return 0.0, TABLE_LEVEL, None
-    size_in = entry.marker_size_mm / MM_PER_IN
+    """The height a model's base stands at, what it stands on, and the measured height,
+    from the height of the plane its marker was measured in."""
     lift_in = entry.marker_height_mm / MM_PER_IN
-    plane_z, uncertainty = planes.height_of(entry.marker, size_in)
     measured = plane_z - lift_in
-    tolerance = level_tolerance_in(uncertainty)
+    tolerance = level_tolerance_in(uncertainty_in)
     best: tuple[float, str] | None = None
     for what, height, footprint in levels:
         if abs(measured - height) > tolerance:
             continue
+        if best is not None and abs(measured - height) >= abs(measured - best[0]):
+            continue
         if footprint is not None:
             centre = planes.corners_at(entry.marker, height + lift_in).mean(axis=0)
-            if not footprint.covers(Point(float(centre[0]), float(centre[1]))):
+            gap = Polygon(footprint).distance(Point(float(centre[0]), float(centre[1])))
+            if gap > LEVEL_EDGE_IN:
                 continue
-        if best is None or abs(measured - height) < abs(measured - best[0]):
-            best = (height, what)
+        best = (height, what)
     if best is None:
         return measured, None, measured
     return best[0], best[1], measured
@@ -310,11 +311,17 @@ def locate(
         [seen_piece] = planes.markers({piece.marker: heights[piece.marker]})
         pieces.append((piece, _piece(piece, seen_piece)))
     levels = _levels(pieces)
-    stands = {}
-    for entry in roster:
-        if entry.marker in seen:
-            stands[entry.id] = _stand(planes, entry, levels)
-            heights[entry.marker] = stands[entry.id][0] + entry.marker_height_mm / MM_PER_IN
+    stands: dict[str, tuple[float, str | None, float | None]] = {}
+    standing = [entry for entry in roster if entry.marker in seen]
+    if standing and planes.measures_height:
+        sizes = np.asarray([e.marker_size_mm / MM_PER_IN for e in standing], dtype=float)
+        plane_z, uncertainty = planes.heights_of([e.marker for e in standing], sizes)
+        for entry, z, u in zip(standing, plane_z, uncertainty, strict=True):
+            stands[entry.id] = _stand(planes, entry, levels, float(z), float(u))
+    else:
+        stands = {entry.id: (0.0, TABLE_LEVEL, None) for entry in standing}
+    for entry in standing:
+        heights[entry.marker] = stands[entry.id][0] + entry.marker_height_mm / MM_PER_IN
     markers = planes.markers(dict(sorted(heights.items())))
     by_marker = {m.id: m for m in markers}
     models = []
