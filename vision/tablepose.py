@@ -324,6 +324,20 @@ class _Solver:
         rvec, tvec = cv2.solvePnPRefineLM(
             obj, img, camera.camera_matrix, camera.dist_coeffs, rvec, tvec
         )
+        if len(ids) < 4:
+            # The detector finds every corner about 0.8 px inside the printed square. Four
+            # anchors round the table cancel that out; fewer cannot (small far anchors look
+            # farther, and the pose tilts), so the corners are put back out by the shrink
+            # the first fit shows, and the fit refined once more.
+            proj, _ = cv2.projectPoints(obj, rvec, tvec, camera.camera_matrix, camera.dist_coeffs)
+            seen = img.reshape(-1, 4, 2)
+            out = seen - seen.mean(axis=1, keepdims=True)
+            out /= np.linalg.norm(out, axis=2, keepdims=True)
+            shrink = float(np.mean(np.sum((proj.reshape(-1, 4, 2) - seen) * out, axis=2)))
+            img = (seen + shrink * out).reshape(-1, 2)
+            rvec, tvec = cv2.solvePnPRefineLM(
+                obj, img, camera.camera_matrix, camera.dist_coeffs, rvec, tvec
+            )
         r, _ = cv2.Rodrigues(rvec)
         if (r @ np.array([0.0, 0.0, 1.0]))[2] > 0:
             raise PoseError("the solved camera looks at the table from below: check anchor ids")
