@@ -65,6 +65,24 @@ in time order::
     frames = 2
 
 ``tests/vision/necromunda_match.toml`` is a whole match.
+
+The table in 3D (all off by default; see :mod:`vision.rig.bodies`, :mod:`vision.rig.webcam`):
+
+* a model's ``start`` (and a move's ``to``) may be ``[x, y, heading, z]``: it stands z
+  inches up (on a tower's top: the tower's height); its marker is at z + marker_height_mm,
+  and a move carries it up or down linearly (a ``to`` without z keeps its height);
+* ``figure = { height_mm = 45, width_mm = 25, offset_mm = [forward, left], shape =
+  "cylinder" | "box", depth_mm, base_mm = 4, colour = [b, g, r] }`` in a model's entry
+  stands an opaque miniature on its base top (base_mm above z): it hides what is behind
+  it and the part of the base (and card) it stands on; a carried one is drawn in the
+  hand. Put the marker on the rim, on a tab, or on the head (marker_height_mm at or
+  above base_mm + height_mm);
+* ``solid_terrain = true`` draws every terrain piece with a ``height`` as its footprint
+  extruded to that height, opaque and shaded; its marker is where marker_height_mm says
+  (127 mm: on a 5 in top);
+* ``[webcam]``: ``motion_blur_s`` (shutter time), ``exposure_drift`` (fraction, e.g. 0.15)
+  and ``exposure_period_s``, ``codec`` (``"mjpg"``, ``"mp4v"``, ``"ffv1"``, ``"h264"``),
+  ``bitrate_kbps`` (H.264, default 3000; needs PyAV), ``jpeg_quality`` (MJPG), ``seed``.
 """
 
 from __future__ import annotations
