@@ -348,7 +348,6 @@ def test_exposure_drift_scales_the_picture_by_the_gain(tmp_path: Path) -> None:
 def test_h264_at_3_mbit_decodes_with_opencv_and_markers_detect(tmp_path: Path) -> None:
     """Real H.264 (libx264 through PyAV) at 3000 kbit/s: OpenCV reads it back as h264, the
     stream is within 30 % of the asked bitrate, and every marker is found in every frame."""
-    pytest.importorskip("av")
     story = _story(
         tmp_path,
         duration=3.0,
