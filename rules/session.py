@@ -50,6 +50,12 @@ from rules.verdict import Finding, MoveReport, RuleName, Verdict
 #: What players may decide about a flag: let it stand (accept) or set it aside (dismiss).
 DECISIONS = ("accept", "dismiss")
 
+#: Seconds a table pose must stay untrusted before judging is said to be held. Nothing is
+#: placed from an untrusted pose at once, but one or two such frames are not news: a hand
+#: reaching over an anchor deforms its corners for a moment (as ``vision.observe.HIDDEN_S``
+#: waits before a dropped-out marker is reported hidden).
+POSE_HOLD_S = 1.0
+
 EventKind = Literal[
     "phase_started",
     "phase_ended",
@@ -259,6 +265,8 @@ class Session:
     #: Why the camera side does not trust the table pose, while it does not (moves are
     #: not judged meanwhile); empty when it does.
     pose_problem: str = ""
+    #: Since when the table pose has not been trusted, until judging is held.
+    pose_doubted_since: float | None = field(default=None, repr=False, compare=False)
     #: Told of every input (see ``_journaled``), e.g. to write it to a match file.
     journal: Journal | None = field(default=None, repr=False, compare=False)
 
@@ -344,10 +352,15 @@ class Session:
         t, frame = observation.t, observation.frame
         events: list[Event] = []
         problem = observation.pose_problem
-        if bool(problem) != bool(self.pose_problem):
-            events += self.pose_checked(t, frame, problem)
         if problem:  # a pose not trusted places nothing: judging waits for a sound one
+            if self.pose_doubted_since is None:
+                self.pose_doubted_since = t
+            if not self.pose_problem and t - self.pose_doubted_since >= POSE_HOLD_S - 1e-9:
+                events += self.pose_checked(t, frame, problem)
             return events
+        self.pose_doubted_since = None
+        if self.pose_problem:
+            events += self.pose_checked(t, frame, "")
         if observation.camera_shift_in is not None:
             events += self.camera_bumped(
                 t,

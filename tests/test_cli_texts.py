@@ -51,7 +51,8 @@ def test_detect_lists_models_then_terrain_then_the_pose(tablesight, tmp_path: Pa
     assert lines[14].split()[0] == "bulkhead"
     assert re.fullmatch(
         r"table seen from 4 anchors \(0, 1, 2, 3\), reprojection error [\d.]+ px;"
-        r" heights corrected",
+        r" heights corrected \([\d.]+ in on the table; anchors' centres within [\d.]+ in"
+        r" of table.toml\)",
         lines[-1],
     ), lines[-1]
     assert "{" not in done.stdout and "[ WARN" not in done.stdout + done.stderr

@@ -178,12 +178,13 @@ def test_an_unhealthy_pose_holds_the_referee(footage, two_model_table, two_model
         anchors[k] = anchors[k].model_copy(update={"x_in": anchors[k].x_in + 1.0})
     misdescribed = two_model_table.model_copy(update={"anchors": anchors})
     events, held = [], []
-    for k, name in enumerate(["start"] * 15 + ["moved"] * 30 + ["moved"] * 15):
-        observer.table = misdescribed if 15 <= k < 45 else two_model_table
+    # 45 frames (1.5 s) described wrong: held once the doubt has lasted POSE_HOLD_S (1 s)
+    for k, name in enumerate(["start"] * 15 + ["moved"] * 45 + ["moved"] * 15):
+        observer.table = misdescribed if 15 <= k < 60 else two_model_table
         if k == 14:
             events += session.start_phase(k / 30, k)
         observation = observer.observe(Frame(pics[name], k / 30, k))
-        if 15 <= k < 45:
+        if 15 <= k < 60:
             held.append(observation)
         events += session.observe(observation)
     # every held frame: the table seen, its pose not trusted, nobody moved
@@ -201,5 +202,7 @@ def test_an_unhealthy_pose_holds_the_referee(footage, two_model_table, two_model
     assert events[1].message == (
         f"moves are not judged while the table pose is not trusted: {held[0].pose_problem}"
     )
+    # said once the doubt lasted 1 s (frame 15 + 30), resumed at the first sound frame
+    assert (events[1].frame, events[2].frame) == (45, 60)
     # judged from the sound pose: the ganger moved 7 in (the renderer's truth), over its 6
     assert events[3].measured == pytest.approx(7.0, abs=0.02)
