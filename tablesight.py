@@ -270,6 +270,48 @@ def detect(
     click.echo(_detect_text(result))
 
 
+@main.command()
+@click.argument("source")
+@click.option("--table", "table_path", required=True, type=click.Path(path_type=Path))
+@click.option("--camera", "camera_path", required=True, type=click.Path(path_type=Path))
+@click.option("--roster", "roster_path", required=True, type=click.Path(path_type=Path))
+@click.option("--terrain", "terrain_path", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON on stdout.")
+def doctor(
+    source: str,
+    table_path: Path,
+    camera_path: Path,
+    roster_path: Path,
+    terrain_path: Path | None,
+    as_json: bool,
+) -> None:
+    """Look at the table as the camera sees it and list what is wrong, each with what to do.
+
+    SOURCE is a photo, or a camera index, video or stream (its first second, up to 10
+    frames, is looked at). Checks the anchors (missing, turned, moved), markers too small
+    in pixels where they stand, models and terrain not seen, markers in no file, glare,
+    blur and the table pose. Exit status 0 when all is well, 1 when something is wrong,
+    2 for bad input.
+    """
+    from rules.errors import InputError
+    from vision.doctor import diagnose, pictures
+    from vision.setup import load_table_files
+    from vision.sources import SourceError
+
+    try:
+        table, roster, terrain, camera = load_table_files(
+            table_path, roster_path, terrain_path, camera_path
+        )
+        report = diagnose(pictures(source), table, roster, terrain, camera)
+    except (InputError, SourceError) as exc:
+        fail(str(exc))
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        click.echo(report.to_text())
+    sys.exit(0 if report.ok else 1)
+
+
 def _detect_text(result: dict[str, object]) -> str:
     """``detect``'s answer for a person: models by id, then terrain, then markers nobody
     owns, then how well the table was seen (or, without a table, the markers in pixels)."""
