@@ -33,6 +33,7 @@ import numpy as np
 from calibration.camera import CameraModel
 from calibration.table import MM_PER_IN, TableSpec
 from vision.aruco import MarkerDetector
+from vision.locate import corner_bias_px
 from vision.roster import RosterModel, TerrainPiece
 from vision.tablepose import PoseError, TablePose, diagonal_centres
 
@@ -67,12 +68,11 @@ MIN_GLARE_AREA_PX = 576
 #: 1.61-1.67 px wide and 99% of markers of 18-24 px were found; blurred by sigma 0.8 px:
 #: 2.2-2.35 px, 88% of 18-24 px, 99% of 24-30 px; 1.2 px: 2.5-2.8 px, 36% of 18-24 px,
 #: 91% of 24-30 px, all of 30-40 px; 1.6 px: 3.2-3.5 px, 4%, 39% and 91%; 2.0 px:
-#: 3.5-3.9 px, 0%, 11%, 62%. A marker is found reliably from about ``SIDE_PER_EDGE_PX``
-#: times the edge width across (18 px in focus), so a picture whose edges are wider than
-#: ``MAX_EDGE_WIDTH_PX`` loses markers a sharp one keeps.
+#: 3.5-3.9 px, 0%, 11%, 62%. A marker is found reliably from about 18 px across times the
+#: edge width over ``SHARP_EDGE_PX`` (25 px at 2.3 px, 29 at 2.7, 41 at 3.8), so a picture
+#: whose edges are wider than ``MAX_EDGE_WIDTH_PX`` loses markers a sharp one keeps.
 SHARP_EDGE_PX = 1.65
 MAX_EDGE_WIDTH_PX = 2.0
-SIDE_PER_EDGE_PX = 11.0
 
 #: How many frames of a camera or video are looked at, over at most this many seconds.
 SOURCE_FRAMES = 10
@@ -237,10 +237,11 @@ def glare_patches(
 
 def reliable_side_px(edge_px: float) -> float:
     """The side a marker needs, in pixels, to be found reliably in a picture whose marker
-    edges are ``edge_px`` wide: 18 px in focus, more when blurred."""
-    if not math.isfinite(edge_px):
+    edges are ``edge_px`` wide: 18 px in focus, in proportion to the edge width when the
+    picture is blurred (edges over ``MAX_EDGE_WIDTH_PX``)."""
+    if not math.isfinite(edge_px) or edge_px <= MAX_EDGE_WIDTH_PX:
         return RELIABLE_SIDE_PX
-    return max(RELIABLE_SIDE_PX, SIDE_PER_EDGE_PX * edge_px)
+    return RELIABLE_SIDE_PX * edge_px / SHARP_EDGE_PX
 
 
 def _missed_words(side_px: float) -> str:
@@ -299,6 +300,11 @@ def look(
         pose = TablePose.solve(found, table, camera)
     except PoseError as exc:
         error = str(exc)
+    sides = found.side_px
+    if pose is not None and pose.healthy:
+        # the detector finds each corner about 0.8 px inside the printed square (a side
+        # about 1.1 px short); the sizes measured for detection rates are the true ones
+        sides = sides - math.sqrt(2.0) * corner_bias_px(found, table, pose)
     at: dict[int, tuple[float, float]] = {}
     left_out_at: dict[int, tuple[float, float]] = {}
     patches_in: list[tuple[float, float] | None] = [None] * len(patches)
@@ -314,7 +320,7 @@ def look(
             patches_in = [(float(p[0]), float(p[1])) for p in spots]
     finite = widths[np.isfinite(widths)]
     return Look(
-        side_px={i: float(s) for i, s in zip(ids, found.side_px, strict=True)},
+        side_px={i: float(s) for i, s in zip(ids, sides, strict=True)},
         at_in=at,
         ring_glare={i: float(r) for i, r in zip(ids, ring, strict=True)},
         near_glare={i: float(r) for i, r in zip(ids, near, strict=True)},
@@ -339,7 +345,11 @@ class Report:
     anchors: tuple[int, int]  # seen, in table.toml
     models: tuple[int, int]
     terrain: tuple[int, int]
-    pose_in: float | None  # the pose's reprojection error, inches on the table
+    #: The sound pose's health (median over the frames): how far the farthest anchor's
+    #: centre is from table.toml (inches), and its reprojection error (pixels, inches).
+    pose_in: float | None
+    reprojection_px: float | None = None
+    reprojection_in: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -355,7 +365,9 @@ class Report:
                 "models": list(self.models),
                 "terrain": list(self.terrain),
             },
-            "pose_in": None if self.pose_in is None else round(self.pose_in, 4),
+            "pose_in": _rounded(self.pose_in),
+            "reprojection_px": _rounded(self.reprojection_px),
+            "reprojection_in": _rounded(self.reprojection_in),
         }
 
     def seen_words(self) -> str:
@@ -364,7 +376,13 @@ class Report:
             parts.append(_count(self.models[0], "model", "models"))
         if self.terrain[1]:
             parts.append(_count(self.terrain[0], "terrain piece", "terrain pieces"))
-        pose = f", pose {self.pose_in:.2f} in" if self.pose_in is not None else ", no pose"
+        pose = ", no sound pose"
+        if self.pose_in is not None:
+            pose = f", pose {self.pose_in:.2f} in"
+            if self.reprojection_px is not None and self.reprojection_in is not None:
+                pose += (
+                    f" (reprojection {self.reprojection_px:.2f} px, {self.reprojection_in:.3f} in)"
+                )
         return ", ".join(parts) + " seen" + pose
 
     def to_text(self) -> str:
@@ -375,6 +393,10 @@ class Report:
         problems = _count(len(self.findings), "problem", "problems")
         lines.append(f"{problems}: {self.seen_words()}{frames}")
         return "\n".join(lines)
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
 def _count(n: int, one: str, many: str) -> str:
@@ -429,15 +451,19 @@ class _Verdict:
         return f"seen in only {self.seen.get(marker, 0)} of {self.n} frames"
 
     def report(self) -> Report:
-        self.anchors()
+        self.blur()
         self.pose()
+        self.anchors()
+        self.glare()
         self.small()
         self.unseen()
         self.unknown()
-        self.glare()
-        self.blur()
         healthy = [lk.pose for lk in self.posed if lk.pose is not None and lk.pose.healthy]
-        pose_in = self.median([p.reprojection_in for p in healthy]) if healthy else None
+        pose_in = reprojection_px = reprojection_in = None
+        if healthy:
+            pose_in = self.median([p.anchor_error_in for p in healthy])
+            reprojection_px = self.median([p.reprojection_px for p in healthy])
+            reprojection_in = self.median([p.reprojection_in for p in healthy])
         anchors = [a.id for a in self.table.anchors]
         return Report(
             self.findings,
@@ -445,7 +471,9 @@ class _Verdict:
             (sum(i in self.seen for i in anchors), len(anchors)),
             (sum(m.marker in self.seen for m in self.roster), len(self.roster)),
             (sum(t.marker in self.seen for t in self.terrain), len(self.terrain)),
-            pose_in if pose_in is None or math.isfinite(pose_in) else None,
+            pose_in,
+            reprojection_px,
+            reprojection_in,
         )
 
     def anchors(self) -> None:
@@ -548,7 +576,12 @@ class _Verdict:
                 "marker_small",
                 name,
                 f"{whose} is {side:.1f} px across where it stands{_where(self.at(marker))}; {why}",
-                f"print it at least {print_mm} mm (it is {size:g} mm), or bring the camera "
+                (
+                    "focus the lens first (the picture is blurred); if it stays so, "
+                    if blurred
+                    else ""
+                )
+                + f"print it at least {print_mm} mm (it is {size:g} mm), or bring the camera "
                 "closer or to a higher resolution",
             )
 
