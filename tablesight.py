@@ -48,6 +48,8 @@ def main() -> None:
 
     Markers on every base are tracked from a camera, mapped to table inches,
     and each move is judged against the game's rules with the numbers shown.
+    Setting up a table? `tablesight doctor` lists what is wrong with it as the camera
+    sees it, and what to do.
     """
 
 
@@ -270,7 +272,7 @@ def detect(
     click.echo(_detect_text(result))
 
 
-@main.command()
+@main.command(short_help="Check a set-up: what is wrong with the table as the camera sees it.")
 @click.argument("source")
 @click.option("--table", "table_path", required=True, type=click.Path(path_type=Path))
 @click.option("--camera", "camera_path", required=True, type=click.Path(path_type=Path))

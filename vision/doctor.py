@@ -723,12 +723,16 @@ def pictures(spec: str) -> list[np.ndarray]:
             source.wait_opened()
         frames: Iterator = source.frames()  # type: ignore[type-arg]
         started = time.monotonic()
-        due = 0.0
+        first = due = 0.0
         for frame in frames:
+            if out and frame.t - first >= SOURCE_SECONDS:
+                break
+            if not out:
+                first = due = frame.t
             if frame.t >= due:
                 out.append(frame.image)
                 due = frame.t + SOURCE_SECONDS / SOURCE_FRAMES
-            if len(out) >= SOURCE_FRAMES or frame.t >= SOURCE_SECONDS:
+            if len(out) >= SOURCE_FRAMES:
                 break
             if source.live and time.monotonic() - started > 4 * SOURCE_SECONDS + 5:
                 break

@@ -294,3 +294,16 @@ def test_bad_input_is_one_line_and_exit_2(files, tablesight, tmp_path, change, e
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
     assert expected in done.stderr
+
+
+def test_a_video_is_looked_at_over_several_frames(files, tablesight, tmp_path):
+    clean = cv2.imread(str(files["clean.png"]))
+    video = tmp_path / "table.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter.fourcc(*"MJPG"), 5.0, (1920, 1080))
+    for _ in range(8):  # 1.6 s at 5 fps: the first second, 5 frames
+        writer.write(clean)
+    writer.release()
+    args = [f"--{n}={files[n + '.toml']}" for n in ("table", "camera", "roster", "terrain")]
+    done = tablesight("doctor", str(video), *args, "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["frames"] == 5
