@@ -44,8 +44,8 @@ RELIABLE_SIDE_PX = 18.0
 #: missed, measured on 60 rendered 1920 x 1080 frames of a 44 x 30 in table (the synthetic
 #: camera of the tests: 30 in up, 14 in in front of the near edge, lens distortion, blur
 #: 0.6 px, noise, a lighting gradient and JPEG; seeds 0-59), 48 markers of 8-18 mm a frame
-#: at random headings: 2,880 markers, 150-280 in each bucket under 18 px. Under 13 px: 99%
-#: and more missed; 18-26 px: 1 missed of 580.
+#: at random headings: 2,880 markers, 160-280 in each bucket of 10-18 px. Under 12 px: all
+#: 447 missed; 18-26 px: 1 missed of 621.
 MISSED_BY_SIDE_PX = {12: 0.98, 13: 0.79, 14: 0.43, 15: 0.18, 16: 0.05, 17: 0.03}
 
 #: Grey level taken as saturated (the sensor clipped: a marker's cells read white there).
