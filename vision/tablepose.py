@@ -42,6 +42,13 @@ ANCHOR_OFF_IN = 0.1
 MAX_CORNER_ERROR_IN = 0.04
 #: The same without camera intrinsics, where the lens's distortion is part of the error.
 MAX_CORNER_ERROR_IN_FLAT = 0.15
+#: The limits above, in pixels at the anchors, for a camera that resolves less than they
+#: assume (a 360p picture of a 44 in table puts about 10 px in an inch, so 0.04 in is 0.4 px
+#: and a sound pose's noise alone would pass it): each limit is the larger of the two. A
+#: corner found 0.3 px off is ordinary; a wrongly described anchor is off by tens of
+#: pixels (turned: 47 px; upside down: 27 px; 1 in off at 1080p: 10 px).
+ANCHOR_OFF_PX = 2.5
+MAX_CORNER_ERROR_PX = 1.5
 #: Leaving one anchor out must fit the others at least this much better than leaving out
 #: any other for it to be the one that disagrees.
 CLEARLY = 0.7
@@ -212,12 +219,15 @@ class _Solver:
         used = list(self.visible)
         left_out: list[tuple[int, float]] = []
         pose = self.fit(used, turns)
+        inch_px = float(np.median(self.px_per_in))
         limit = MAX_CORNER_ERROR_IN if self.camera is not None else MAX_CORNER_ERROR_IN_FLAT
+        limit = max(limit, MAX_CORNER_ERROR_PX / inch_px)
+        off_in = max(ANCHOR_OFF_IN, ANCHOR_OFF_PX / inch_px)
         problem = ""
         while True:
             errors = self.centre_errors(pose, used)
             worst = max(errors, key=lambda i: errors[i])
-            if errors[worst] <= ANCHOR_OFF_IN and self.corner_error_in(pose, used, turns) <= limit:
+            if errors[worst] <= off_in and self.corner_error_in(pose, used, turns) <= limit:
                 break
             if self.camera is None:  # a homography cannot tell a moved anchor from the lens
                 problem = (
@@ -229,8 +239,8 @@ class _Solver:
                 break
             ranked = self.leave_one_out(used, turns)
             clear = len(ranked) > 0 and (
-                ranked[0][2] > ANCHOR_OFF_IN
-                and ranked[0][3] <= ANCHOR_OFF_IN
+                ranked[0][2] > off_in
+                and ranked[0][3] <= off_in
                 and ranked[0][0] <= limit
                 and (len(ranked) == 1 or ranked[0][0] <= CLEARLY * ranked[1][0])
             )
