@@ -67,7 +67,7 @@ from shapely.ops import unary_union
 from calibration.camera import CameraModel
 from calibration.table import MM_PER_IN, Anchor, TableKeys, TableSpec
 from rules.scenario import RoundBase
-from vision.aruco import MarkerDetector
+from vision.aruco import MarkerDetections, MarkerDetector
 from vision.locate import locate
 from vision.rig.bodies import Figure, Prism, _card_box, _depth_test, _overlap, draw_solids
 from vision.rig.synth import PinholeCamera, PlacedMarker, Shot, _draw_patch, _draw_table, develop
@@ -283,6 +283,21 @@ class Cell:
     models: int = 0
     errors_in: list[float] = field(default_factory=list)
     sides_px: list[float] = field(default_factory=list)
+    #: Per model: does its front face the camera (its heading within 90 degrees of the
+    #: direction to the camera, seen from above), and was it located.
+    facing: list[tuple[bool, bool]] = field(default_factory=list)
+
+    def merge(self, other: Cell) -> None:
+        self.models += other.models
+        self.errors_in += other.errors_in
+        self.sides_px += other.sides_px
+        self.facing += other.facing
+
+    def located_facing(self, toward: bool) -> float:
+        """The share located of the models whose front faces toward (or away from) the
+        camera."""
+        found = [f for t, f in self.facing if t == toward]
+        return sum(found) / max(len(found), 1)
 
     @property
     def located(self) -> int:
@@ -351,8 +366,10 @@ def measure_camera(
     seeds: Sequence[int],
     placements: Sequence[str] = PLACEMENTS,
     models: int = 36,
+    figures: bool = True,
 ) -> list[Cell]:
-    """Every placement's figures from one camera, over the layouts of ``seeds``."""
+    """Every placement's figures from one camera, over the layouts of ``seeds`` (with
+    ``figures`` False: the same markers with no figures standing, for comparison)."""
     cv2.setNumThreads(1)
     camera = camera_for(height_in, tilt_deg, size)
     intrinsics = CameraModel(camera.size, camera.camera_matrix, camera.dist_coeffs)
@@ -370,7 +387,15 @@ def measure_camera(
         truth = {p: [m.placed(p) for m in placed] for p in placements}
         sets = {p: anchors + [marker for _, marker in truth[p]] for p in placements}
         shot = Shot(seed=seed, supersample=SUPERSAMPLE)
-        images = _photograph(camera, [m.solid() for m in placed], sets, shot, seed)
+        solids = [m.solid() for m in placed] if figures else []
+        images = _photograph(camera, solids, sets, shot, seed)
+        eye = camera.position_in
+        toward = [
+            (eye[0] - m.x) * math.cos(math.radians(m.heading))
+            + (eye[1] - m.y) * math.sin(math.radians(m.heading))
+            > 0
+            for m in placed
+        ]
         for p in placements:
             cell = cells[p]
             cell.models += len(placed)
@@ -379,18 +404,31 @@ def measure_camera(
                 cell.sides_px.append(
                     float(np.linalg.norm(px - np.roll(px, 1, axis=0), axis=1).mean())
                 )
-            found = detector.detect(images[p])
-            try:
-                pose = TablePose.solve(found, table, intrinsics)
-            except PoseError:
-                continue
-            result = locate(found, table, pose, [entry for entry, _ in truth[p]])
-            where = {m.id: m for m in result.models}
-            for m, (entry, _) in zip(placed, truth[p], strict=True):
+            where = _located(detector.detect(images[p]), table, intrinsics, truth[p])
+            for m, (entry, _), front in zip(placed, truth[p], toward, strict=True):
                 got = where.get(entry.id)
+                cell.facing.append((front, got is not None))
                 if got is not None:
-                    cell.errors_in.append(math.dist((got.x, got.y), (m.x, m.y)))
+                    cell.errors_in.append(math.dist(got, (m.x, m.y)))
     return list(cells.values())
+
+
+def _located(
+    found: MarkerDetections,
+    table: TableSpec,
+    intrinsics: CameraModel,
+    truth: Sequence[tuple[RosterModel, PlacedMarker]],
+) -> dict[str, tuple[float, float]]:
+    """Where the pipeline puts each model it locates; none when the table pose is not
+    found or not trusted (the referee would not judge that frame)."""
+    try:
+        pose = TablePose.solve(found, table, intrinsics)
+    except PoseError:
+        return {}
+    if not pose.healthy:
+        return {}
+    result = locate(found, table, pose, [entry for entry, _ in truth])
+    return {m.id: (m.x, m.y) for m in result.models}
 
 
 def _job(args: tuple) -> list[Cell]:
@@ -420,6 +458,38 @@ def study(
         with ProcessPoolExecutor(workers) as pool:
             results = list(pool.map(_job, jobs))
     return [cell for cells in results for cell in cells]
+
+
+#: The recommended set-up's corner the study confirms on more layouts: the highest and
+#: most tilted camera of the recommendation, 4K, markers on the figures' heads.
+CONFIRM = (42.0, 35.0, (3840, 2160), "head")
+
+
+def confirm(
+    height_in: float = CONFIRM[0],
+    tilt_deg: float = CONFIRM[1],
+    size: tuple[int, int] = CONFIRM[2],
+    placement: str = CONFIRM[3],
+    frames: int = 8,
+    workers: int = 2,
+) -> Cell:
+    """One cell over ``frames`` layouts the grid did not use (seeds 100 on), split between
+    ``workers`` processes."""
+    seeds = list(range(100, 100 + frames))
+    jobs = [
+        (height_in, tilt_deg, size, tuple(seeds[k::workers]), (placement,), 36)
+        for k in range(max(workers, 1))
+        if seeds[k::workers]
+    ]
+    if workers <= 1:
+        parts = [_job(j) for j in jobs]
+    else:
+        with ProcessPoolExecutor(workers) as pool:
+            parts = list(pool.map(_job, jobs))
+    cell = parts[0][0]
+    for more in parts[1:]:
+        cell.merge(more[0])
+    return cell
 
 
 def report(cells: Sequence[Cell]) -> str:
