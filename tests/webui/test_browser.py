@@ -409,3 +409,20 @@ def test_js_projection_agrees_with_opencv(open_page, server):
     ours = np.array(page.evaluate(project, [{"homography": h.tolist()}, points.tolist()]))
     theirs = cv2.perspectiveTransform(points.reshape(-1, 1, 2), h).reshape(-1, 2)
     assert np.abs(ours - theirs).max() < 0.01
+
+
+def test_the_pose_panel_and_where_a_model_stands(open_page):
+    page = open_page("/")
+    pose = page.locator("#pose")
+    expect(pose).to_have_class("pose-ok")
+    found = re.match(
+        r"Table pose: (\d+\.\d\d) px \((\d\.\d\d\d) in\) from anchors 0, 1, 2, 3$",
+        pose.locator("div").first.text_content(),
+    )
+    assert found, pose.text_content()
+    # a sound pose of the rendered table: under 2 px, under 0.1 in on the table
+    assert 0 < float(found.group(1)) < 2.0 and 0 < float(found.group(2)) < 0.1
+    # the ganger's card says it stands on the table (its marker measured there)
+    page.click('svg#map path.base[data-model="ganger"]')
+    expect(page.locator("#info h2")).to_have_text("ganger")
+    expect(page.locator("#info")).to_contain_text("on the table")
