@@ -337,11 +337,7 @@ def match_files(footage, two_model_roster, tmp_path_factory) -> tuple[Path, list
             for m in two_model_roster
         )
     )
-    rows = ", ".join("[" + ", ".join(repr(float(v)) for v in r) + "]" for r in camera.camera_matrix)
-    dist = ", ".join(repr(float(v)) for v in camera.dist_coeffs)
-    (folder / "camera.toml").write_text(
-        f"image_size = [1920, 1080]\ncamera_matrix = [{rows}]\ndist_coeffs = [{dist}]\n"
-    )
+    (folder / "camera.toml").write_text(camera.calibrated().to_toml())
     args = ["--game", "necromunda", "--table", str(folder / "table.toml")]
     args += ["--roster", str(folder / "roster.toml"), "--camera", str(folder / "camera.toml")]
     return video, args

@@ -52,12 +52,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     (d / "table.toml").write_text(TABLE.format(anchors=entries))
     (d / "three.toml").write_text(TABLE.format(anchors=entries.rsplit("[[anchors]]", 1)[0]))
     (d / "roster.toml").write_text(ROSTER)
-    k = cam.camera_matrix
-    rows = ", ".join("[" + ", ".join(repr(float(v)) for v in row) + "]" for row in k)
-    dist = ", ".join(repr(float(v)) for v in cam.dist_coeffs)
-    (d / "camera.toml").write_text(
-        f"image_size = [1920, 1080]\ncamera_matrix = [{rows}]\ndist_coeffs = [{dist}]\n"
-    )
+    (d / "camera.toml").write_text(cam.calibrated().to_toml())
     return {
         name: d / name
         for name in ("photo.png", "table.toml", "three.toml", "roster.toml", "camera.toml")

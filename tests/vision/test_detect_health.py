@@ -33,12 +33,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     (d / "at0.toml").write_text(TABLE + anchors([(i, x, y, 0.0) for i, x, y in AT]))
     two_off = [(i, x + (1.0 if i in (0, 3) else 0.0), y, 90.0) for i, x, y in AT]
     (d / "two_off.toml").write_text(TABLE + anchors(two_off))
-    k = cam.camera_matrix
-    rows = ", ".join("[" + ", ".join(repr(float(v)) for v in row) + "]" for row in k)
-    dist = ", ".join(repr(float(v)) for v in cam.dist_coeffs)
-    (d / "camera.toml").write_text(
-        f"image_size = [1920, 1080]\ncamera_matrix = [{rows}]\ndist_coeffs = [{dist}]\n"
-    )
+    (d / "camera.toml").write_text(cam.calibrated().to_toml())
     return {p.name: p for p in d.iterdir()}
 
 

@@ -111,12 +111,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     (d / "extra.toml").write_text(roster_toml([*models, ("ghost", 15, 25.0)]))
     (d / "short.toml").write_text(roster_toml(models[:-1]))
     (d / "terrain.toml").write_text(TERRAIN)
-    k = CAMERA.camera_matrix
-    rows = ", ".join("[" + ", ".join(repr(float(v)) for v in row) + "]" for row in k)
-    dist = ", ".join(repr(float(v)) for v in CAMERA.dist_coeffs)
-    (d / "camera.toml").write_text(
-        f"image_size = [1920, 1080]\ncamera_matrix = [{rows}]\ndist_coeffs = [{dist}]\n"
-    )
+    (d / "camera.toml").write_text(CAMERA.calibrated().to_toml())
     return {p.name: p for p in d.iterdir()}
 
 

@@ -80,12 +80,7 @@ def table(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             for mid, m, *_ in MODELS
         )
     )
-    k = cam.camera_matrix
-    rows = ", ".join("[" + ", ".join(repr(float(v)) for v in row) + "]" for row in k)
-    dist = ", ".join(repr(float(v)) for v in cam.dist_coeffs)
-    (d / "camera.toml").write_text(
-        f"image_size = [1920, 1080]\ncamera_matrix = [{rows}]\ndist_coeffs = [{dist}]\n"
-    )
+    (d / "camera.toml").write_text(cam.calibrated().to_toml())
     return {
         n: d / n for n in ("photo.png", "table.toml", "terrain.toml", "roster.toml", "camera.toml")
     }

@@ -104,12 +104,7 @@ def clip(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     (d / "roster.toml").write_text(roster(False))
     (d / "terrain.toml").write_text(terrain(False))
     cam = story.camera
-    rows = ", ".join("[" + ", ".join(repr(float(v)) for v in r) + "]" for r in cam.camera_matrix)
-    dist = ", ".join(repr(float(v)) for v in cam.dist_coeffs)
-    (d / "camera.toml").write_text(
-        f"image_size = [{cam.width_px}, {cam.height_px}]\ncamera_matrix = [{rows}]\n"
-        f"dist_coeffs = [{dist}]\n"
-    )
+    (d / "camera.toml").write_text(cam.calibrated().to_toml())
     args = ["--game", "cosmic-combat-revised"]
     for name in ("table", "roster", "terrain", "camera"):
         args += [f"--{name}", str(d / f"{name}.toml")]

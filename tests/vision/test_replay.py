@@ -184,7 +184,8 @@ def test_a_charge_declared_before_the_move_is_a_new_revision(analyzed, copy):
         assert replay.revision == 1 and replay.generation == generation + 1
         assert replay.version > version
         # a charge allows M + D3: 6 + 1 = 7 in, so the 7 in move is no violation and is
-        # its full distance (a failed charge must move it all); the charge ends short of the brute (edges 15.40 in apart, where 1 in is needed)
+        # its full distance (a failed charge must move it all); the charge ends short of
+        # the brute (edges 15.40 in apart, where 1 in is needed)
         kinds = [(e.kind, e.rule) for e in replay.events]
         assert kinds == [("phase_started", None), ("model_moved", None), ("advisory", "charge")]
         advisory = replay.events[2]

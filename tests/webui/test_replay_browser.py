@@ -186,8 +186,9 @@ def test_re_judge_a_charge_and_measure_at_that_moment(open_page):
         "revision 1: ganger declared charge on brute, roll 1 at 0.40 s (frame 12); "
         "judged again from revision 0"
     )
-    # M 6 + D3 of 1 = 7 in: the 7 in move is no violation (its full distance); the charge ends short of the
-    # brute, edges sqrt(13^2 + 10^2) - 1 = 15.40 in apart where 1 in is needed
+    # M 6 + D3 of 1 = 7 in: the 7 in move is no violation (its full distance); the charge
+    # ends short of the brute, edges sqrt(13^2 + 10^2) - 1 = 15.40 in apart where 1 in is
+    # needed
     expect(page.locator("#events li.violation")).to_have_count(0)
     expect(page.locator("#marks .mark")).to_have_count(3)
     expect(page.locator("#marks .mark.advisory")).to_have_count(1)

@@ -38,6 +38,8 @@ from statistics import NormalDist
 import cv2
 import numpy as np
 
+from calibration.camera import CameraModel
+
 __all__ = [
     "CLEAN_SHOT",
     "INK_BGR",
@@ -141,6 +143,11 @@ class PinholeCamera:
         """The same lens and sensor, moved to ``position_in`` and aimed at ``target_in``."""
         rvec, tvec = _look_at_pose(position_in, target_in, up)
         return replace(self, rvec=rvec, tvec=tvec)
+
+    def calibrated(self) -> CameraModel:
+        """This camera's intrinsics as a perfect calibration gives them (``camera.toml``:
+        ``calibrated().to_toml()``)."""
+        return CameraModel(self.size, self.camera_matrix, self.dist_coeffs)
 
     @property
     def camera_matrix(self) -> np.ndarray:
