@@ -203,8 +203,7 @@ def bench_accuracy(settings: bool) -> None:
 @click.option("--frames", default=2, show_default=True, help="Layouts of 36 models per camera.")
 @click.option("--workers", default=2, show_default=True, help="Processes rendering at once.")
 def bench_occlusion(frames: int, workers: int) -> None:
-    """Models located with standing figures on their bases, per camera height, tilt,
-    resolution and marker place, against the truth (about 3 minutes on two cores)."""
+    """Models located under standing miniatures, per camera set-up and marker (about 3 min)."""
     from vision.rig.occlusion import CONFIRM, confirm, report, study
 
     _about("bench occlusion: rendering 32 camera set-ups with 36 models, about 3 minutes")
