@@ -71,7 +71,7 @@ def test_at_a_low_angle_figures_hide_the_markers_on_their_bases() -> None:
     """30 in up, tilted 50 degrees, 4K: tab markers (15 mm, 29 px) are all found with no
     figures standing, but only 25 of 36 (69 %) with them; measured 15 of 18 found when the
     model faces the camera and 10 of 18 when it faces away (its own figure between). Head
-    markers are found 36 of 36 either way. Rim markers (5-10 mm, 13 px) are too small to
+    markers are found 36 of 36 either way. Rim markers (5-10.5 mm, 13 px) are too small to
     tell: 10 and 11 of 36."""
     with_figures = {c.placement: c for c in measure_camera(30, 50, UHD, seeds=(0,))}
     bare = {c.placement: c for c in measure_camera(30, 50, UHD, seeds=(0,), figures=False)}
