@@ -59,6 +59,10 @@ TABLE_LEVEL = "table"
 #: The least margin (inches) between a measured height and a level it is put on; the
 #: measurement's own uncertainty widens it (see :func:`level_tolerance_in`).
 MIN_LEVEL_TOLERANCE_IN = 0.75
+#: How far off (pixels) a marker's corners are taken to be at the least when its height is
+#: measured: four corners each this far off put the mean of its sides about
+#: ``HEIGHT_CORNER_PX / sqrt(2)`` off (a 15 px marker 66 in away: 0.9 in of height).
+HEIGHT_CORNER_PX = 0.3
 #: A model's centre may overhang the edge of the piece it stands on by this much (inches).
 LEVEL_EDGE_IN = 0.25
 
@@ -168,16 +172,19 @@ class _Planes:
 
     def heights_of(self, markers: list[int], sizes_in: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The height of the plane each marker lies in, from its outline's size there (see
-        the module's docstring), and how far that height may be off (inches): the spread
-        of its four sides, as a fraction of its size, times the camera's distance above it
-        (the outline shrinks to nothing at the camera's height)."""
+        the module's docstring), and how far that height may be off (inches): the relative
+        error of its size (the spread of its four sides, and at least what corners
+        ``HEIGHT_CORNER_PX`` off give its mean side in pixels) times the camera's distance
+        above it (the outline shrinks to nothing at the camera's height)."""
         k = [self.index[m] for m in markers]
         side0 = _sides(self.p0[k])
         slope = _sides(self.p0[k] + self.dp[k]) - side0  # negative: sides shrink as z grows
         z = (sizes_in - side0.mean(axis=1)) / slope.mean(axis=1)
         spread = np.std(side0 + z[:, None] * slope, axis=1) / sizes_in
+        side_px = self.detections.side_px[k]
+        floor = HEIGHT_CORNER_PX / (np.sqrt(2.0) * np.maximum(side_px, 1.0))
         above_in = sizes_in / np.maximum(-slope.mean(axis=1), 1e-12)
-        return z, spread * above_in
+        return z, np.maximum(spread, floor) * above_in
 
     def markers(self, heights_in: dict[int, float]) -> list[MarkerPose]:
         ids = list(heights_in)
