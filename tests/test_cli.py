@@ -14,6 +14,7 @@ SUBCOMMANDS = [
     "replay",
     "export",
     "detect",
+    "doctor",
     "check",
     "calibrate",
     "markers",
