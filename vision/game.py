@@ -27,6 +27,7 @@ from rules.errors import InputError
 from rules.session import Event
 from rules.view import describe, measure, neighbours
 from vision.match.schema import RecordError
+from vision.decodepool import DetectAhead
 from vision.match.writer import MatchWriter
 from vision.observe import Observation, PoseHealth
 from vision.script import Script, Step
@@ -256,12 +257,16 @@ class Game:
             self._tell([])
 
     def _frames(self) -> Iterator[Frame]:
+        # markers are detected on the source's decode threads, ahead of process()
+        ahead = DetectAhead(lambda: self.observer)
+        ahead.install()
         if isinstance(self.source, LiveSource):
-            yield from self.source.frames(timeout_s=CAMERA_TIMEOUT_S)
+            yield from self.source.frames(timeout_s=CAMERA_TIMEOUT_S, prepare=ahead.prepare)
             return
         self.status = "playing" if self.paced else "analyzing"
         began = time.monotonic()
-        for frame in self.source.frames():
+        for frame in self.source.frames(prepare=ahead.prepare):
+            ahead.install()  # a game started over has an observer of its own
             if self.paced:
                 due = frame.t / self.speed
                 self._stop.wait(max(0.0, due - (time.monotonic() - began)))

@@ -4,9 +4,11 @@
 ``open_source("shots/*.png")`` or a folder a sequence of images, and
 ``open_source("http://phone:8080/video")`` (or ``rtsp://...``) a network stream.
 
-Files are read in order, every frame, with their own timestamps. Live sources are read on
-a thread of their own that keeps only the newest frame, so processing never falls behind
-the camera; a live source that fails or is unplugged is retried with backoff, and its
+Files are read in order, every frame, with their own timestamps; a Motion JPEG file's
+frames are decoded ahead on a pool of threads (:mod:`vision.decodepool`). Live sources are
+read on a thread of their own; their JPEG frames are decoded on the pool as they arrive,
+and while every worker is busy only the newest frame waits, so processing never falls
+behind the camera; a live source that fails or is unplugged is retried with backoff, and its
 ``status`` says "camera lost, retrying".
 """
 
@@ -22,6 +24,8 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+
+from vision.decodepool import WORKERS, NewestDecoder, Prepare, is_jpeg, read_ahead
 
 # A lost stream is reported once as "camera lost, retrying", not by FFmpeg on every retry,
 # and a camera that is not there is one line of ours, not OpenCV's "[ WARN ...]" lines.
@@ -83,8 +87,12 @@ class FileSource:
         else:
             raise SourceError(f"{spec}: no such file or folder")
         self.fps = 30.0
+        #: Threads decoding a video's frames ahead.
+        self.workers = WORKERS
 
-    def frames(self) -> Iterator[Frame]:
+    def frames(self, prepare: Prepare | None = None) -> Iterator[Frame]:
+        """Every frame in order; ``prepare`` runs on each picture of a video on the thread
+        that decoded it (see :func:`~vision.decodepool.read_ahead`)."""
         if self.images:
             for index, name in enumerate(self.images):
                 image = cv2.imread(name)
@@ -94,22 +102,14 @@ class FileSource:
             return
         capture = cv2.VideoCapture(self.spec)
         self.fps = capture.get(cv2.CAP_PROP_FPS) or 30.0
-        index = 0
-        try:
-            while True:
-                ok, image = capture.read()
-                if not ok:
-                    break
-                msec = capture.get(cv2.CAP_PROP_POS_MSEC)
-                t = msec / 1000.0 if msec > 0 else index / self.fps
-                yield Frame(image, t, index)
-                index += 1
-        finally:
-            capture.release()
+        capture.release()
+        for decoded in read_ahead(self.spec, self.workers, prepare):
+            yield Frame(decoded.image, decoded.t, decoded.index)
 
 
 class LiveSource:
-    """A webcam or network stream read on its own thread; only the newest frame is kept."""
+    """A webcam or network stream read on its own thread; its frames are decoded on a pool
+    of ``workers`` threads, and while all are busy only the newest frame waits."""
 
     live = True
 
@@ -118,19 +118,19 @@ class LiveSource:
         spec: str,
         size: tuple[int, int] = (1920, 1080),
         retry_s: tuple[float, float] = (0.5, 8.0),
+        workers: int = WORKERS,
     ) -> None:
         self.spec = spec
         self.size = size
         self.retry_s = retry_s
         self.status = "starting"
         self.granted: tuple[int, int, str] | None = None
-        self._latest: Frame | None = None
+        #: Decodes the frames as they arrive; counts those dropped.
+        self.decoder = NewestDecoder(workers)
         #: Set once the source has delivered its first picture.
         self.delivered = threading.Event()
         #: Times the source could not be opened, or gave nothing, since the last picture.
         self.failures = 0
-        self._taken = -1
-        self._cond = threading.Condition()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._read, name=f"source {spec}", daemon=True)
         self._thread.start()
@@ -153,23 +153,39 @@ class LiveSource:
             )
         return capture
 
+    def _raw(self, capture: cv2.VideoCapture) -> tuple[bool, np.ndarray | None]:
+        """Ask for compressed frames (decoded on the pool); whether they are JPEG, and the
+        first frame read (a picture when they are not)."""
+        if not capture.set(cv2.CAP_PROP_FORMAT, -1):
+            return False, None
+        ok, packet = capture.read()
+        if ok and is_jpeg(packet):
+            return True, packet
+        capture.set(cv2.CAP_PROP_FORMAT, 0)
+        return False, None
+
     def _read(self) -> None:
         delay = self.retry_s[0]
         index = 0
         start = time.monotonic()
         while not self._stop.is_set():
             capture = self._open()
+            raw, first = self._raw(capture) if capture.isOpened() else (False, None)
             while not self._stop.is_set() and capture.isOpened():
-                ok, image = capture.read()
+                if first is not None:
+                    ok, image, first = True, first, None
+                else:
+                    ok, image = capture.read()
                 if not ok:
                     break
+                if raw and not is_jpeg(image):
+                    break  # reopened in the ordinary way
                 self.status = "live"
                 self.failures = 0
                 self.delivered.set()
                 delay = self.retry_s[0]
-                with self._cond:
-                    self._latest = Frame(image, time.monotonic() - start, index)
-                    self._cond.notify_all()
+                data = image.copy() if raw else image
+                self.decoder.submit(index, time.monotonic() - start, data)
                 index += 1
             capture.release()
             if self._stop.is_set():
@@ -191,8 +207,7 @@ class LiveSource:
         else:
             return
         self._stop.set()  # the reader may be stuck opening a stream: it is not waited for
-        with self._cond:
-            self._cond.notify_all()
+        self.decoder.close()
         if self.spec.isdigit():
             what = f"camera {self.spec}: no such camera answers on this machine"
         elif self.failures:
@@ -204,24 +219,28 @@ class LiveSource:
             " in, switched on, and not in use by another program?"
         )
 
-    def frames(self, timeout_s: float | None = None) -> Iterator[Frame]:
-        """The newest frame each time one arrives (frames in between are skipped)."""
+    def frames(
+        self, timeout_s: float | None = None, prepare: Prepare | None = None
+    ) -> Iterator[Frame]:
+        """Each frame decoded, in the order they arrived (frames that arrived while every
+        worker was busy are skipped, but the newest); ``prepare`` runs on each picture on
+        the thread that decoded it. Ends after ``timeout_s`` without a frame."""
+        if prepare is not None:
+            self.decoder.prepare = prepare
         while not self._stop.is_set():
-            with self._cond:
-                if not self._cond.wait_for(
-                    lambda: self._latest is not None and self._latest.index > self._taken,
-                    timeout=timeout_s,
-                ):
-                    return
-                frame = self._latest
-                assert frame is not None
-                self._taken = frame.index
-            yield frame
+            decoded = self.decoder.take(timeout_s)
+            if decoded is None:
+                return
+            yield Frame(decoded.image, decoded.t, decoded.index)
+
+    @property
+    def dropped(self) -> int:
+        """Frames that arrived and were skipped: every worker was busy."""
+        return self.decoder.dropped
 
     def close(self) -> None:
         self._stop.set()
-        with self._cond:
-            self._cond.notify_all()
+        self.decoder.close()
         self._thread.join(timeout=5.0)
 
 

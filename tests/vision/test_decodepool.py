@@ -1,0 +1,153 @@
+"""The decode pool: every frame of a file in order, as cv2.VideoCapture decodes it; a live
+camera's frames decoded as they arrive, the newest kept; markers detected ahead."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.aruco import MarkerDetector
+from vision.decodepool import DetectAhead, NewestDecoder, read_ahead
+from vision.sources import FileSource
+
+
+def _clip(path: Path, n: int = 20, fourcc: str = "MJPG") -> Path:
+    """``n`` 320 x 240 frames, each with its number drawn large and an ArUco marker."""
+    dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_250)
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*fourcc), 30.0, (320, 240))
+    assert writer.isOpened()
+    for k in range(n):
+        image = np.full((240, 320, 3), 255, np.uint8)
+        marker = cv2.aruco.generateImageMarker(dictionary, 7, 80)
+        image[20 + k : 100 + k, 200:280] = marker[:, :, None]
+        cv2.putText(image, str(k), (20, 200), cv2.FONT_HERSHEY_SIMPLEX, 3, (0, 0, 255), 6)
+        writer.write(image)
+    writer.release()
+    return path
+
+
+def _captured(path: Path) -> list[tuple[float, np.ndarray]]:
+    capture = cv2.VideoCapture(str(path))
+    out = []
+    while True:
+        ok, image = capture.read()
+        if not ok:
+            break
+        out.append((capture.get(cv2.CAP_PROP_POS_MSEC) / 1000.0, image))
+    capture.release()
+    return out
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_every_frame_in_order_with_the_pixels_videocapture_gives(tmp_path, workers):
+    clip = _clip(tmp_path / "clip.avi")
+    expected = _captured(clip)
+    got = list(read_ahead(str(clip), workers=workers))
+    assert [d.index for d in got] == list(range(len(expected))) and len(got) == 20
+    for d, (t, image) in zip(got, expected, strict=True):
+        assert d.t == pytest.approx(t, abs=1e-6)
+        # libjpeg and FFmpeg's decoder upsample colour a little differently (at the edges
+        # of red on white, by tens of levels); brightness, what markers are found on, by
+        # a few levels on a few pixels
+        diff = np.abs(d.image.astype(int) - image.astype(int))
+        assert diff.mean() < 1.0
+        grey = [cv2.cvtColor(i, cv2.COLOR_BGR2GRAY).astype(int) for i in (d.image, image)]
+        assert np.abs(grey[0] - grey[1]).max() <= 24 and np.abs(grey[0] - grey[1]).mean() < 0.5
+
+
+def test_markers_found_ahead_are_those_found_on_videocapture_frames(tmp_path):
+    clip = _clip(tmp_path / "clip.avi", 8)
+    detector = MarkerDetector("4x4_250", (320, 240))
+    observer = type("O", (), {"detector": detector})()
+    ahead = DetectAhead(lambda: observer)
+    ahead.install()
+    for frame, (_, image) in zip(
+        FileSource(str(clip)).frames(prepare=ahead.prepare), _captured(clip), strict=True
+    ):
+        found = observer.detector.detect(frame.image)  # looked up, not detected again
+        direct = detector.detect(image)
+        assert list(found.ids) == list(direct.ids) == [7]
+        assert np.abs(found.corners_px - direct.corners_px).max() < 0.05
+    assert ahead.take(np.zeros((2, 2), np.uint8)) is None
+
+
+def test_a_video_that_is_not_mjpg_is_read_in_order(tmp_path):
+    clip = _clip(tmp_path / "clip.avi", 10, fourcc="XVID")
+    expected = _captured(clip)
+    if not expected:
+        pytest.skip("no XVID encoder in this OpenCV")
+    got = list(read_ahead(str(clip), workers=2))
+    assert [d.index for d in got] == list(range(len(expected)))
+    for d, (_, image) in zip(got, expected, strict=True):
+        assert np.array_equal(d.image, image)
+
+
+def test_a_stop_mid_file_closes_the_pool(tmp_path):
+    clip = _clip(tmp_path / "clip.avi")
+    before = threading.active_count()
+    frames = read_ahead(str(clip), workers=2)
+    assert next(frames).index == 0
+    frames.close()
+    assert threading.active_count() <= before
+
+
+def _packets(path: Path) -> list[np.ndarray]:
+    capture = cv2.VideoCapture(str(path))
+    assert capture.set(cv2.CAP_PROP_FORMAT, -1)
+    out = []
+    while True:
+        ok, packet = capture.read()
+        if not ok:
+            break
+        out.append(packet.copy())
+    return out
+
+
+def test_live_frames_all_decoded_in_order_when_the_referee_keeps_up(tmp_path):
+    packets = _packets(_clip(tmp_path / "clip.avi"))
+    decoder = NewestDecoder(workers=2)
+    taken = []
+    try:
+        for k, packet in enumerate(packets):
+            decoder.submit(k, k / 30.0, packet)
+            while True:  # the referee takes every frame before the next arrives
+                d = decoder.take(timeout_s=5.0)
+                assert d is not None
+                taken.append(d.index)
+                if decoder.idle:
+                    break
+    finally:
+        decoder.close()
+    assert taken == list(range(len(packets))) and decoder.dropped == 0
+
+
+def test_live_frames_a_slow_referee_gets_newer_frames_never_older(tmp_path):
+    packets = _packets(_clip(tmp_path / "clip.avi"))
+    decoder = NewestDecoder(workers=2)
+    try:
+        for k, packet in enumerate(packets):  # all arrive at once: the referee is slow
+            decoder.submit(k, k / 30.0, packet)
+        taken = []
+        while (d := decoder.take(timeout_s=1.0)) is not None:
+            taken.append(d.index)
+            assert d.image.shape == (240, 320, 3)
+            if d.index == len(packets) - 1:
+                break
+    finally:
+        decoder.close()
+    assert taken == sorted(taken) and taken[-1] == len(packets) - 1
+    assert decoder.arrived == len(packets)
+    assert len(taken) + decoder.dropped == len(packets) and decoder.dropped > 0
+
+
+def test_a_closed_decoder_ends_the_wait(tmp_path):
+    decoder = NewestDecoder(workers=2)
+    threading.Timer(0.1, decoder.close).start()
+    t0 = time.monotonic()
+    assert decoder.take(timeout_s=5.0) is None
+    assert time.monotonic() - t0 < 2.0

@@ -1,0 +1,352 @@
+"""Frames decoded on a pool of threads, so that decoding and detection use every core.
+
+Motion JPEG (what webcams send and what match videos hold) is a sequence of independent
+JPEG pictures: one capture reads the compressed pictures (``CAP_PROP_FORMAT = -1``, no
+decoding) and a pool of threads decodes them with ``cv2.imdecode``, which, like
+``detectMarkers``, lets go of the GIL, so the threads run on separate cores. Each worker
+can also ``prepare`` the picture it decoded (detect its markers) before handing it over.
+
+* :func:`read_ahead`: every frame of a file, decoded ahead and handed over in order;
+* :class:`NewestDecoder`: a live camera's frames, decoded as they arrive; when every
+  worker is busy, only the newest frame waits (older ones are dropped and counted), and
+  frames come out in the order they arrived;
+* :class:`DetectAhead`: an observer's markers detected on the pool, looked up by
+  ``Observer.observe`` as if it detected them itself.
+
+A video whose frames are not JPEG pictures (H.264, say) is decoded by ``cv2.VideoCapture``
+on a reader thread of its own, one frame ahead of processing. Pictures decoded here come
+from libjpeg, not FFmpeg's decoder: a few levels apart on some pixels, the same markers
+at the same corners.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import cv2
+import numpy as np
+
+#: Threads that decode (and prepare) frames: the cores of a small machine.
+WORKERS = 2
+#: Frames decoded ahead of the one being processed, per worker.
+AHEAD_PER_WORKER = 2
+
+Prepare = Callable[[np.ndarray], Any]
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """One decoded frame: its number, time (seconds), picture and what ``prepare`` made."""
+
+    index: int
+    t: float
+    image: np.ndarray
+    prepared: Any = None
+
+
+def is_jpeg(packet: np.ndarray | None) -> bool:
+    """Whether a packet read with ``CAP_PROP_FORMAT = -1`` is a JPEG picture."""
+    return (
+        packet is not None
+        and packet.size > 4
+        and int(packet.flat[0]) == 0xFF
+        and int(packet.flat[1]) == 0xD8
+    )
+
+
+def decode(packet: np.ndarray) -> np.ndarray:
+    """A JPEG packet as a BGR picture; ``ValueError`` if it is not one."""
+    image = cv2.imdecode(packet.reshape(-1), cv2.IMREAD_COLOR)
+    if image is None:
+        raise ValueError("a frame of the video is not a picture OpenCV can decode")
+    return image
+
+
+def _work(packet: np.ndarray, prepare: Prepare | None) -> tuple[np.ndarray, Any]:
+    image = decode(packet)
+    return image, (prepare(image) if prepare is not None else None)
+
+
+def _open_raw(path: str) -> tuple[cv2.VideoCapture, np.ndarray] | None:
+    """A capture that hands over compressed JPEG pictures and its first one, or ``None``
+    (not MJPG)."""
+    capture = cv2.VideoCapture(path)
+    if not capture.isOpened() or not capture.set(cv2.CAP_PROP_FORMAT, -1):
+        capture.release()
+        return None
+    ok, packet = capture.read()
+    if not ok or not is_jpeg(packet):
+        capture.release()
+        return None
+    return capture, packet.copy()
+
+
+def read_ahead(
+    path: str,
+    workers: int = WORKERS,
+    prepare: Prepare | None = None,
+    ahead: int | None = None,
+) -> Iterator[Decoded]:
+    """Every frame of the video file ``path``, in order, decoded ``ahead`` frames ahead
+    (default ``AHEAD_PER_WORKER`` per worker) on ``workers`` threads; each prepared by
+    ``prepare`` on the thread that decoded it."""
+    ahead = ahead if ahead is not None else max(1, workers) * AHEAD_PER_WORKER
+    opened = _open_raw(path)
+    if opened is None:
+        yield from _read_sequential(path, prepare, ahead)
+        return
+    capture, first = opened
+    fps = capture.get(cv2.CAP_PROP_FPS) or 30.0
+    pending: deque[tuple[int, float, Future[tuple[np.ndarray, Any]]]] = deque()
+    pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="decode")
+    try:
+        index = 0
+        more = True
+        while more or pending:
+            while more and len(pending) < ahead:
+                if index == 0:
+                    ok, packet = True, first
+                else:
+                    ok, packet = capture.read()
+                if not ok:
+                    more = False
+                    break
+                msec = capture.get(cv2.CAP_PROP_POS_MSEC)
+                t = msec / 1000.0 if msec > 0 else index / fps
+                pending.append((index, t, pool.submit(_work, packet.copy(), prepare)))
+                index += 1
+            if pending:
+                i, t, job = pending.popleft()
+                image, prepared = job.result()
+                yield Decoded(i, t, image, prepared)
+    finally:
+        for _, _, job in pending:
+            job.cancel()
+        pool.shutdown(wait=True)
+        capture.release()
+
+
+def _read_sequential(path: str, prepare: Prepare | None, ahead: int) -> Iterator[Decoded]:
+    """A video that is not MJPG: ``cv2.VideoCapture`` decodes it on a thread of its own."""
+    capture = cv2.VideoCapture(path)
+    fps = capture.get(cv2.CAP_PROP_FPS) or 30.0
+    done = object()
+    slots = threading.Semaphore(ahead)
+    out: deque[object] = deque()
+    ready = threading.Condition()
+    stop = threading.Event()
+
+    def read() -> None:
+        index = 0
+        try:
+            while not stop.is_set():
+                ok, image = capture.read()
+                if not ok:
+                    break
+                msec = capture.get(cv2.CAP_PROP_POS_MSEC)
+                t = msec / 1000.0 if msec > 0 else index / fps
+                item: object = Decoded(index, t, image, prepare(image) if prepare else None)
+                while not slots.acquire(timeout=0.1):
+                    if stop.is_set():
+                        return
+                with ready:
+                    out.append(item)
+                    ready.notify()
+                index += 1
+        except BaseException as exc:  # raised by the consumer
+            with ready:
+                out.append(exc)
+                ready.notify()
+        finally:
+            with ready:
+                out.append(done)
+                ready.notify()
+
+    reader = threading.Thread(target=read, name=f"decode {path}", daemon=True)
+    reader.start()
+    try:
+        while True:
+            with ready:
+                ready.wait_for(lambda: bool(out))
+                item = out.popleft()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            slots.release()
+            assert isinstance(item, Decoded)
+            yield item
+    finally:
+        stop.set()
+        reader.join(timeout=5.0)
+        capture.release()
+
+
+class NewestDecoder:
+    """A live camera's compressed frames decoded on ``workers`` threads as they arrive.
+
+    :meth:`submit` hands over a frame (a JPEG packet, or a picture already decoded); while
+    every worker is decoding, the newest frame waits and the one it replaces is dropped
+    (counted in :attr:`dropped`). :meth:`take` gives decoded frames in the order they
+    arrived; of those decoded and not yet taken, at most one per worker is kept (the
+    oldest is dropped): the referee sees every frame it can keep up with, a frame at most
+    a few periods old, and never one older than a frame it has seen.
+    """
+
+    def __init__(self, workers: int = WORKERS, prepare: Prepare | None = None) -> None:
+        self.workers = max(1, workers)
+        self.prepare = prepare
+        self.dropped = 0
+        self.arrived = 0
+        self._cond = threading.Condition()
+        self._waiting: tuple[int, float, np.ndarray] | None = None
+        self._running = 0
+        self._done: dict[int, Decoded] = {}
+        self._failed: BaseException | None = None
+        self._order: deque[int] = deque()  # indexes in flight or done, oldest first
+        self._closed = False
+        self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="decode")
+
+    def submit(self, index: int, t: float, data: np.ndarray) -> None:
+        """Frame ``index`` arrived at ``t``: a JPEG packet or a decoded picture."""
+        with self._cond:
+            if self._closed:
+                return
+            self.arrived += 1
+            if self._running >= self.workers:
+                if self._waiting is not None:
+                    self.dropped += 1
+                self._waiting = (index, t, data)
+                return
+            self._start(index, t, data)
+
+    def _start(self, index: int, t: float, data: np.ndarray) -> None:
+        self._running += 1
+        self._order.append(index)
+        self._pool.submit(self._run, index, t, data)
+
+    def _run(self, index: int, t: float, data: np.ndarray) -> None:
+        failure: BaseException | None = None
+        try:
+            image = decode(data) if data.ndim < 3 and is_jpeg(data) else data
+            prepared = self.prepare(image) if self.prepare is not None else None
+        except BaseException as exc:  # handed to the consumer
+            failure = exc
+        with self._cond:
+            self._running -= 1
+            if failure is None:
+                self._done[index] = Decoded(index, t, image, prepared)
+                while len(self._done) > self.workers:  # the referee is behind: skip one
+                    oldest = min(self._done)
+                    del self._done[oldest]
+                    self._order.remove(oldest)
+                    self.dropped += 1
+            else:
+                self._order.remove(index)
+                self._failed = self._failed or failure
+            self._start_waiting()
+            self._cond.notify_all()
+
+    def _start_waiting(self) -> None:
+        waiting, self._waiting = self._waiting, None
+        if waiting is not None and not self._closed:
+            self._start(*waiting)
+
+    def take(self, timeout_s: float | None = None) -> Decoded | None:
+        """The oldest frame in flight once it is decoded; ``None`` after ``timeout_s``
+        without one, or once closed."""
+        with self._cond:
+            ok = self._cond.wait_for(
+                lambda: (
+                    self._closed
+                    or self._failed is not None
+                    or (bool(self._order) and self._order[0] in self._done)
+                ),
+                timeout=timeout_s,
+            )
+            if self._failed is not None:
+                failure, self._failed = self._failed, None
+                raise failure
+            if not ok or self._closed:
+                return None
+            return self._done.pop(self._order.popleft())
+
+    @property
+    def idle(self) -> bool:
+        """Nothing in flight, waiting or decoded and not taken."""
+        with self._cond:
+            return not self._order and self._waiting is None
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._waiting = None
+            self._cond.notify_all()
+        self._pool.shutdown(wait=True)
+
+
+class DetectAhead:
+    """An observer's marker detection run on the decode pool.
+
+    :meth:`prepare` (a ``prepare`` for :func:`read_ahead` or :class:`NewestDecoder`)
+    detects a picture's markers with a copy of the observer's detector of its own thread's;
+    :meth:`install` puts a stand-in for the observer's detector that answers
+    ``detect(image)`` with what was found ahead for that very picture (and detects itself
+    when nothing was). The observer is asked for each time, so that a game started over
+    with a new observer is served too.
+    """
+
+    def __init__(self, observer: Callable[[], Any]) -> None:
+        self._observer = observer
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._ready: dict[int, tuple[np.ndarray, Any]] = {}
+
+    def _inner(self) -> Any:
+        detector = self._observer().detector
+        return detector.inner if isinstance(detector, _Ahead) else detector
+
+    def prepare(self, image: np.ndarray) -> None:
+        inner = self._inner()
+        own = getattr(self._local, "detector", None)
+        if own is None or self._local.of is not inner:
+            own = copy.copy(inner)
+            own._resize(inner.image_size)  # an ArucoDetector of this thread's own
+            self._local.detector, self._local.of = own, inner
+        found = own.detect(image)
+        with self._lock:
+            self._ready[id(image)] = (image, found)
+
+    def install(self) -> None:
+        """Make the current observer's detector use what was detected ahead."""
+        observer = self._observer()
+        if not isinstance(observer.detector, _Ahead):
+            observer.detector = _Ahead(observer.detector, self)
+
+    def take(self, image: np.ndarray) -> Any:
+        with self._lock:
+            got = self._ready.pop(id(image), None)
+            if len(self._ready) > 64:  # pictures never observed (a stop mid-file)
+                self._ready.clear()
+        return got[1] if got is not None and got[0] is image else None
+
+
+class _Ahead:
+    """An observer's detector that first looks for the picture's markers found ahead."""
+
+    def __init__(self, inner: Any, ahead: DetectAhead) -> None:
+        self.inner = inner
+        self.ahead = ahead
+
+    def detect(self, image: np.ndarray, *args: Any, **kwargs: Any) -> Any:
+        found = None if args or kwargs else self.ahead.take(image)
+        return found if found is not None else self.inner.detect(image, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
