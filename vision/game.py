@@ -88,6 +88,7 @@ class Game:
         self.generation = 0
         self._state = StateCache(self.lock)
         self._jpeg: tuple[tuple[int, int], bytes] | None = None
+        self._poses: dict[str, Any] | None = None
         self.session = setup.session()
         self.observer = setup.observer()
         #: The newest observation, and the newest table pose (kept while a hand hides it).
@@ -191,6 +192,7 @@ class Game:
         """One frame observed and judged; the events it caused, recorded and told.
 
         ``frame.t`` and ``frame.index`` are within the game (see the class)."""
+        arrived = time.time()
         with self.lock:
             events: list[Event] = []
             while self._steps and self._steps[0].t <= frame.t:
@@ -198,6 +200,7 @@ class Game:
             observation = self.observer.observe(frame)
             events += self.session.observe(observation)
             self.frame, self.observation = frame, observation
+            self._poses = _poses(self.generation, frame, arrived, observation)
             self.pose = observation.pose or self.pose
             self.health = observation.health or self.health
             if self.auto_phase and not self.session.in_phase and self.pose is not None:
@@ -312,6 +315,7 @@ class Game:
             # nothing of the last game's clock is shown as this game's (its last frame's
             # time with this game's phase, say)
             self.frame, self.observation, self.pose = None, None, None
+            self._poses = None
             self.health = None
             self.auto_phase = self.script is None
             self._steps = list(self.script.step) if self.script else []
@@ -420,6 +424,13 @@ class Game:
 
         return work
 
+    def poses(self) -> dict[str, Any] | None:
+        """The newest frame's models as the overlay moves them, sent with every frame
+        (:mod:`webui.stream`): ``generation``, ``frame``, ``t``, ``arrived_ms`` (when the
+        frame reached :meth:`process`, wall clock, ms) and ``models``, each ``[id, x, y,
+        heading, z, track]``. ``None`` before the first frame of a game."""
+        return self._poses
+
     def mapping(self) -> dict[str, Any] | None:
         """How table inches (z = 0) map to this frame's pixels, for views to draw with:
         a pinhole camera with OpenCV's distortion, or a plane-to-plane homography."""
@@ -469,3 +480,24 @@ class Game:
         with self.lock:
             self._jpeg = (key, data.tobytes())
         return frame.index, data.tobytes()
+
+
+def _poses(generation: int, frame: Frame, arrived: float, seen: Observation) -> dict[str, Any]:
+    """A frame's light message (:meth:`Game.poses`): a few dozen bytes a model."""
+    return {
+        "generation": generation,
+        "frame": frame.index,
+        "t": round(frame.t, 4),
+        "arrived_ms": round(arrived * 1000.0, 1),
+        "models": [
+            [
+                m.id,
+                round(m.pose.x, 3),
+                round(m.pose.y, 3),
+                round(m.pose.heading, 1),
+                round(m.pose.z, 2),
+                m.track,
+            ]
+            for m in seen.models
+        ],
+    }

@@ -1,6 +1,12 @@
 """What a page keeps open: ``GET /api/stream`` (server-sent events: the state, at most
-``STATE_HZ`` a second, and every event, in order) and ``GET /video.mjpg`` (the camera
-picture, newest frame only).
+``STATE_HZ`` a second, every event, in order, and the models' poses with every frame) and
+``GET /video.mjpg`` (the camera picture, newest frame only).
+
+The poses (``poses`` messages) are the light part: each frame's id, x, y, heading, z and
+track state of every model whose entry changed since the stream last sent it (all of them
+in the first), the frame's number and its arrival time (``arrived_ms``, wall clock), so
+that the overlay follows a model slid across the table at the camera's rate while the
+full state, tens of kilobytes, comes a few times a second.
 
 The game never waits for a client: each stream runs on its client's own server thread,
 waits for the game's next change and reads what it has not sent yet; a slow client skips
@@ -12,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from flask import Blueprint, Response, current_app, request
 
@@ -73,28 +79,50 @@ def _sse(kind: str, data: Any, event_id: int | None = None) -> str:
     return f"{head}event: {kind}\ndata: {dumps(data, separators=(',', ':'))}\n\n"
 
 
+@runtime_checkable
+class Posed(Protocol):
+    """A game that has its models' poses frame by frame (the live game; a replay has not)."""
+
+    def poses(self) -> dict[str, Any] | None:
+        """The newest frame's light message (:meth:`vision.game.Game.poses`)."""
+
+
 def _stream(shown: Refereed, next_id: int) -> Iterator[str]:
     """State (at most ``STATE_HZ`` a second) and every event from ``next_id``, for one
-    page; a ``reset`` when the game starts over (its event ids with it)."""
+    page, and each frame's poses as it comes; a ``reset`` when the game starts over (its
+    event ids with it)."""
     seen_version, generation = -1, shown.generation
     last_state = 0.0
+    owed = False  # a change not yet sent as state
+    posed = shown if isinstance(shown, Posed) else None
+    sent_frame: tuple[int, int] | None = None
+    sent: dict[str, list[Any]] = {}  # each model's entry as this stream last sent it
     yield "retry: 1000\n\n"
     while not shown.closing:
-        if shown.wait_for_change(seen_version, KEEPALIVE_S) == seen_version:
+        due = 1.0 / STATE_HZ - (time.monotonic() - last_state)
+        timeout = max(0.0, due) if owed else KEEPALIVE_S
+        version = shown.wait_for_change(seen_version, timeout)
+        if version == seen_version and not owed:
             yield ": keepalive\n\n"
             continue
-        wait = 1.0 / STATE_HZ - (time.monotonic() - last_state)
-        if wait > 0:
-            time.sleep(wait)
         # what is read from here on is at least as new as this version
-        seen_version = shown.version
+        owed, seen_version = True, version
         if shown.generation != generation:
-            generation, next_id = shown.generation, 0
+            generation, next_id, sent = shown.generation, 0, {}
             yield _sse("reset", {"generation": generation})
+        if posed is not None:
+            poses = posed.poses()
+            if poses is not None and (poses["generation"], poses["frame"]) != sent_frame:
+                sent_frame = (poses["generation"], poses["frame"])
+                changed = [m for m in poses["models"] if sent.get(m[0]) != m]
+                sent.update((m[0], m) for m in changed)
+                yield _sse("poses", {**poses, "models": changed})
+        if time.monotonic() - last_state < 1.0 / STATE_HZ:
+            continue  # the state waits for its turn; the poses did not
         for e in shown.events_since(next_id):
             next_id = e.id + 1
             yield _sse("event", e.to_dict(), e.id)
-        last_state = time.monotonic()
+        last_state, owed = time.monotonic(), False
         yield _sse("state", shown.state())
 
 

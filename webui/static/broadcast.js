@@ -30,14 +30,23 @@
     for (const n of old.values()) n.remove();
   }
 
+  // the full state redraws; each frame's poses move what it drew
+  const poses = TS.livePoses();
+  let generation = null;
   TS.connect({
     state(state) {
       tick(state);
       const cam = state.camera;
-      if (!cam) { TS.draw(svg, null, null, opts); return; }
+      generation = state.live.generation;
+      if (!cam) { TS.draw(svg, null, null, opts); svg._posed = null; return; }
       const [w, h] = cam.image_size;
       svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
       TS.draw(svg, state, TS.projector(cam), { ...opts, bounds: [0, 0, w, h] });
+      TS.move(svg, poses.for(generation));
+    },
+    poses(msg) {
+      poses.take(msg);
+      if (msg.generation === generation) TS.move(svg, poses.for(generation));
     },
     event() {},
     reset() { ticker.textContent = ""; },

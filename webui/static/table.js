@@ -33,6 +33,8 @@
     }
     if (document.activeElement !== $("target")) fill($("target"), ids, true, "none");
     TS.drawViews(overlay, map, state, { ...opts, selected, measured });
+    if (!state.camera) overlay._posed = null;
+    follow();
     // the card's distances follow the table, once a second at most
     if (selected && state.live.version !== version && performance.now() - carded > 1000) {
       version = state.live.version;
@@ -125,8 +127,18 @@
     cancel() { tool.cancel(); select(null); },
   });
 
+  // the full state redraws; each frame's poses move what it drew
+  const poses = TS.livePoses();
+  function follow() {
+    if (!state) return;
+    const now = poses.for(state.live.generation);
+    TS.move(overlay, now);
+    TS.move(map, now);
+  }
+
   TS.connect({
     state(s) { state = s; render(); },
+    poses(msg) { poses.take(msg); follow(); },
     event: addEvent,
     reset() { $("events").textContent = ""; },
     status(text) { $("connection").textContent = text; },

@@ -135,6 +135,7 @@ const TS = (() => {
         if (a.name !== "data-key" && !(a.name in it.attrs)) node.removeAttribute(a.name);
       }
       if (it.text !== undefined && node.textContent !== it.text) node.textContent = it.text;
+      node._base = it.attrs.transform === undefined ? "" : String(it.attrs.transform);
       if (group.children[i] !== node) group.insertBefore(node, group.children[i] || null);
       i++;
     }
@@ -353,6 +354,84 @@ const TS = (() => {
     }
     sync(L.leaders, leaders);
     sync(L.labels, texts);
+
+    // what each model's light message moves: its shapes, turned and shifted, and its
+    // labels, shifted (see ``move``)
+    const keyed = (g) => new Map([...g.children].map((n) => [n.getAttribute("data-key"), n]));
+    const [B, R, M, Z, T] = [L.bases, L.rings, L.marks, L.zones, L.labels].map(keyed);
+    const posed = new Map();
+    for (const m of state.models) {
+      posed.set(m.id, { x: m.x, y: m.y, heading: m.heading || 0, track: m.track,
+                        turned: [B.get(m.id), R.get(m.id), Z.get(m.id)].filter(Boolean),
+                        shifted: [M.get(m.id)].filter(Boolean), moved: "" });
+    }
+    for (const p of done) {
+      const m = posed.get(p.owner);
+      const node = T.get(`${p.cls.split(" ")[0]}:${p.data["data-flag"] ?? p.owner}`);
+      if (m && node) m.shifted.push(node);
+    }
+    svg._posed = { map, models: posed };
+  }
+
+  // Moves the shapes drawn from the last full state to the models' newest poses (``poses``:
+  // id -> [id, x, y, heading, z, track], from the stream's ``poses`` messages): a transform
+  // on the existing elements, nothing made or removed. The next full state draws them anew.
+  function move(svg, poses) {
+    const P = svg._posed;
+    if (!P) return;
+    const turn = (x, y, heading) => {
+      const a = (heading * Math.PI) / 180, [px, py] = P.map(x, y);
+      const [qx, qy] = P.map(x + 0.5 * Math.cos(a), y + 0.5 * Math.sin(a));
+      return [px, py, (Math.atan2(qy - py, qx - px) * 180) / Math.PI];
+    };
+    for (const [id, m] of P.models) {
+      const now = poses.get(id);
+      if (!now) continue;
+      const [, x, y, heading, , track] = now;
+      const key = `${x} ${y} ${heading}`;
+      if (key !== m.moved) {
+        m.moved = key;
+        const [x0, y0, a0] = turn(m.x, m.y, m.heading), [x1, y1, a1] = turn(x, y, heading);
+        const dx = x1 - x0, dy = y1 - y0, da = a1 - a0;
+        const still = Math.abs(dx) < 0.01 && Math.abs(dy) < 0.01;
+        const turned = still && Math.abs(da) < 0.01 ? "" :
+          `translate(${x1.toFixed(2)} ${y1.toFixed(2)}) rotate(${da.toFixed(2)}) ` +
+          `translate(${(-x0).toFixed(2)} ${(-y0).toFixed(2)})`;
+        const shifted = still ? "" : `translate(${dx.toFixed(2)} ${dy.toFixed(2)})`;
+        for (const node of m.turned) transform(node, turned);
+        for (const node of m.shifted) transform(node, shifted);
+      }
+      if (m.turned[0] && track !== m.track) m.turned[0].classList.toggle("hidden", track === "hidden");
+    }
+  }
+
+  function transform(node, moved) {
+    const value = `${moved} ${node._base || ""}`.trim();
+    if (value) node.setAttribute("transform", value);
+    else node.removeAttribute("transform");
+  }
+
+  // The models' newest poses, merged from the stream's ``poses`` messages (each holds the
+  // models that changed); ``take(message)`` merges one, ``for(generation)`` gives them for
+  // the game a state belongs to (none from a game started over). With ``?latency=1`` the
+  // page notes, for each message, the time from its frame's arrival at the server to the
+  // animation frame that draws it (ms, in ``window.tableSightLatency``).
+  function livePoses() {
+    const poses = new Map();
+    let generation = null;
+    const latency = option("latency", false) ? (window.tableSightLatency = []) : null;
+    return {
+      take(msg) {
+        if (msg.generation !== generation) { poses.clear(); generation = msg.generation; }
+        for (const m of msg.models) poses.set(m[0], m);
+        if (latency) {
+          requestAnimationFrame(() => {
+            latency.push(performance.timeOrigin + performance.now() - msg.arrived_ms);
+          });
+        }
+      },
+      for(gen) { return gen === generation ? poses : new Map(); },
+    };
   }
 
   // Model shapes take the pointer: pressing one (pointerdown, so a click held while the
@@ -370,13 +449,14 @@ const TS = (() => {
     svg._on = on;
   }
 
-  // One EventSource per page: state messages and every event, in order.
+  // One EventSource per page: state messages, every event, in order, and each frame's poses.
   function connect(handlers) {
     let source = null, retry = null;
     let next = 0;
     function open() {
       source = new EventSource(`/api/stream?since=${next}`);
       source.addEventListener("state", (m) => handlers.state(JSON.parse(m.data)));
+      source.addEventListener("poses", (m) => handlers.poses && handlers.poses(JSON.parse(m.data)));
       source.addEventListener("event", (m) => {
         const e = JSON.parse(m.data);
         next = e.id + 1;
@@ -635,7 +715,7 @@ const TS = (() => {
     for (const li of old.values()) li.remove();
   }
 
-  return { option, sideColours, projector, draw, connect, post, get, num, flagLabel, el, pathOf,
+  return { option, sideColours, projector, draw, move, livePoses, connect, post, get, num, flagLabel, el, pathOf,
            modelCard, measureText, modelTool, drawViews, listFlags, say, act, fill, keyboard,
            pointer, place };
 })();
