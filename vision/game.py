@@ -89,6 +89,9 @@ class Game:
         self._state = StateCache(self.lock)
         self._jpeg: tuple[tuple[int, int], bytes] | None = None
         self._poses: dict[str, Any] | None = None
+        #: Notified with each frame's poses (before it is judged) and each change, on a
+        #: lock of its own: a stream waiting on it is not held up by a frame being judged.
+        self._news = threading.Condition(threading.Lock())
         self.session = setup.session()
         self.observer = setup.observer()
         #: The newest observation, and the newest table pose (kept while a hand hides it).
@@ -144,6 +147,8 @@ class Game:
         with self.changed:
             self.version += 1
             self.changed.notify_all()
+        with self._news:
+            self._news.notify_all()
         return events
 
     # -- the match file -------------------------------------------------------------------
@@ -198,9 +203,11 @@ class Game:
             while self._steps and self._steps[0].t <= frame.t:
                 events += self._apply(self._steps.pop(0), frame)
             observation = self.observer.observe(frame)
+            with self._news:
+                self._poses = _poses(self.generation, frame, arrived, observation)
+                self._news.notify_all()
             events += self.session.observe(observation)
             self.frame, self.observation = frame, observation
-            self._poses = _poses(self.generation, frame, arrived, observation)
             self.pose = observation.pose or self.pose
             self.health = observation.health or self.health
             if self.auto_phase and not self.session.in_phase and self.pose is not None:
@@ -299,6 +306,8 @@ class Game:
         self._stop.set()
         with self.changed:
             self.changed.notify_all()
+        with self._news:
+            self._news.notify_all()
         if isinstance(self.source, LiveSource):
             self.source.close()
         if self._thread is not None and self._thread is not threading.current_thread():
@@ -430,6 +439,19 @@ class Game:
         frame reached :meth:`process`, wall clock, ms) and ``models``, each ``[id, x, y,
         heading, z, track]``. ``None`` before the first frame of a game."""
         return self._poses
+
+    def wait_for_news(self, version: int, frame: tuple[int, int] | None, timeout: float) -> int:
+        """Like :meth:`wait_for_change`, and also until the newest poses are not those of
+        ``frame`` (``(generation, frame)``); never waits for the game's lock."""
+
+        def news() -> bool:
+            poses = self._poses
+            now = None if poses is None else (poses["generation"], poses["frame"])
+            return self.version != version or now != frame or self.closing
+
+        with self._news:
+            self._news.wait_for(news, timeout)
+        return self.version
 
     def mapping(self) -> dict[str, Any] | None:
         """How table inches (z = 0) map to this frame's pixels, for views to draw with:

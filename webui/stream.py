@@ -86,6 +86,9 @@ class Posed(Protocol):
     def poses(self) -> dict[str, Any] | None:
         """The newest frame's light message (:meth:`vision.game.Game.poses`)."""
 
+    def wait_for_news(self, version: int, frame: tuple[int, int] | None, timeout: float) -> int:
+        """Until the version or the newest poses move on (``Game.wait_for_news``)."""
+
 
 def _stream(shown: Refereed, next_id: int) -> Iterator[str]:
     """State (at most ``STATE_HZ`` a second) and every event from ``next_id``, for one
@@ -101,23 +104,26 @@ def _stream(shown: Refereed, next_id: int) -> Iterator[str]:
     while not shown.closing:
         due = 1.0 / STATE_HZ - (time.monotonic() - last_state)
         timeout = max(0.0, due) if owed else KEEPALIVE_S
-        version = shown.wait_for_change(seen_version, timeout)
-        if version == seen_version and not owed:
-            yield ": keepalive\n\n"
-            continue
-        # what is read from here on is at least as new as this version
-        owed, seen_version = True, version
+        if posed is not None:
+            version = posed.wait_for_news(seen_version, sent_frame, timeout)
+        else:
+            version = shown.wait_for_change(seen_version, timeout)
+        if version != seen_version:
+            # what is read from here on is at least as new as this version
+            owed, seen_version = True, version
         if shown.generation != generation:
             generation, next_id, sent = shown.generation, 0, {}
             yield _sse("reset", {"generation": generation})
-        if posed is not None:
-            poses = posed.poses()
-            if poses is not None and (poses["generation"], poses["frame"]) != sent_frame:
-                sent_frame = (poses["generation"], poses["frame"])
-                changed = [m for m in poses["models"] if sent.get(m[0]) != m]
-                sent.update((m[0], m) for m in changed)
-                yield _sse("poses", {**poses, "models": changed})
-        if time.monotonic() - last_state < 1.0 / STATE_HZ:
+        poses = posed.poses() if posed is not None else None
+        if poses is not None and (poses["generation"], poses["frame"]) != sent_frame:
+            sent_frame = (poses["generation"], poses["frame"])
+            changed = [m for m in poses["models"] if sent.get(m[0]) != m]
+            sent.update((m[0], m) for m in changed)
+            yield _sse("poses", {**poses, "models": changed})
+        elif not owed:
+            yield ": keepalive\n\n"
+            continue
+        if not owed or time.monotonic() - last_state < 1.0 / STATE_HZ:
             continue  # the state waits for its turn; the poses did not
         for e in shown.events_since(next_id):
             next_id = e.id + 1

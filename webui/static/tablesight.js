@@ -393,8 +393,8 @@ const TS = (() => {
         m.moved = key;
         const [x0, y0, a0] = turn(m.x, m.y, m.heading), [x1, y1, a1] = turn(x, y, heading);
         const dx = x1 - x0, dy = y1 - y0, da = a1 - a0;
-        const still = Math.abs(dx) < 0.01 && Math.abs(dy) < 0.01;
-        const turned = still && Math.abs(da) < 0.01 ? "" :
+        const still = Math.abs(dx) < 0.05 && Math.abs(dy) < 0.05;
+        const turned = still && Math.abs(da) < 0.05 ? "" :
           `translate(${x1.toFixed(2)} ${y1.toFixed(2)}) rotate(${da.toFixed(2)}) ` +
           `translate(${(-x0).toFixed(2)} ${(-y0).toFixed(2)})`;
         const shifted = still ? "" : `translate(${dx.toFixed(2)} ${dy.toFixed(2)})`;
