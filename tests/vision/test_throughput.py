@@ -7,9 +7,13 @@ from pathlib import Path
 import pytest
 
 from vision.rig.synth import PinholeCamera
+from vision.match.reader import Match
 from vision.rig.throughput import (
+    ANALYZE,
     BASELINE,
     BASELINE_THREADED,
+    DECODE,
+    DECODE_POOL,
     LIVE,
     PIPELINE,
     PIPELINE_THREADED,
@@ -38,22 +42,43 @@ def rows(tmp_path_factory: pytest.TempPathFactory) -> list:
     )
     assert footage.markers == 44 and len(footage.roster) == 40 and footage.length == 24
     recorded: list[int] = []
+    folder = Path(tmp_path_factory.mktemp("records"))
     got = measure(
         footage,
         frames=48,
         rounds=2,
         live_frames=12,
         record=lambda frame, events: recorded.append(frame.index),
+        recording=folder,
     )
-    # the hook saw every frame of both pipeline loops and of the live run that was taken
+    # the hook saw every frame of the three pipeline loops and of the live run's taken
     live = next(r for r in got if r.loop == LIVE)
-    assert len(recorded) == 48 + 48 + live.frames
+    assert len(recorded) == 48 + 48 + 48 + live.frames
+    # and each pipeline's match file holds every frame it processed, with its picture
+    files = sorted(folder.glob("*.db"))
+    assert len(files) == 4
+    counts = []
+    for path in files:
+        with Match(path) as match:
+            frames = match.frames()
+            assert match.meta.get("closed")
+            assert all(f.video_frame is not None for f in frames)
+            counts.append(len(frames))
+    assert sorted(counts) == sorted([48, 48, 48, live.frames])
     return got
 
 
 def test_both_loops_see_the_same_frames(rows):
     by_loop = {r.loop: r for r in rows if r.loop != LIVE}
-    assert set(by_loop) == {BASELINE, BASELINE_THREADED, PIPELINE, PIPELINE_THREADED}
+    assert set(by_loop) == {
+        BASELINE,
+        BASELINE_THREADED,
+        DECODE,
+        DECODE_POOL,
+        PIPELINE,
+        PIPELINE_THREADED,
+        ANALYZE,
+    }
     assert {r.frames for r in by_loop.values()} == {48}
 
 
@@ -65,7 +90,7 @@ def test_baseline_finds_every_marker_on_every_frame(rows):
 
 def test_every_pipeline_session_sees_all_models_and_judges_the_moves(rows):
     for r in rows:
-        if r.loop in (PIPELINE, PIPELINE_THREADED):
+        if r.loop in (PIPELINE, PIPELINE_THREADED, ANALYZE):
             assert r.models_seen == 40
             # two movers, there and back in each of two clips per round: some judged
             assert r.moves_judged >= 2
@@ -76,6 +101,6 @@ def test_every_pipeline_session_sees_all_models_and_judges_the_moves(rows):
 
 def test_report_lists_every_loop(rows):
     text = report(rows)
-    for name in (BASELINE, BASELINE_THREADED, PIPELINE, PIPELINE_THREADED, LIVE):
+    for name in (BASELINE, BASELINE_THREADED, DECODE, DECODE_POOL, ANALYZE, LIVE):
         assert name in text
-    assert "record: a hook was given" in text
+    assert "recording: ON in every pipeline row" in text
