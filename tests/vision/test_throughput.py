@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from vision.rig.synth import PinholeCamera
 from vision.match.reader import Match
+from vision.rig.synth import PinholeCamera
 from vision.rig.throughput import (
     ANALYZE,
+    ANALYZE_UNRECORDED,
     BASELINE,
     BASELINE_THREADED,
     DECODE,
@@ -51,9 +52,9 @@ def rows(tmp_path_factory: pytest.TempPathFactory) -> list:
         record=lambda frame, events: recorded.append(frame.index),
         recording=folder,
     )
-    # the hook saw every frame of the three pipeline loops and of the live run's taken
+    # the hook saw every frame of the four pipeline loops and of the live run's taken
     live = next(r for r in got if r.loop == LIVE)
-    assert len(recorded) == 48 + 48 + 48 + live.frames
+    assert len(recorded) == 4 * 48 + live.frames
     # and each pipeline's match file holds every frame it processed, with its picture
     files = sorted(folder.glob("*.db"))
     assert len(files) == 4
@@ -78,6 +79,7 @@ def test_both_loops_see_the_same_frames(rows):
         PIPELINE,
         PIPELINE_THREADED,
         ANALYZE,
+        ANALYZE_UNRECORDED,
     }
     assert {r.frames for r in by_loop.values()} == {48}
 
@@ -90,7 +92,7 @@ def test_baseline_finds_every_marker_on_every_frame(rows):
 
 def test_every_pipeline_session_sees_all_models_and_judges_the_moves(rows):
     for r in rows:
-        if r.loop in (PIPELINE, PIPELINE_THREADED, ANALYZE):
+        if r.loop in (PIPELINE, PIPELINE_THREADED, ANALYZE, ANALYZE_UNRECORDED):
             assert r.models_seen == 40
             # two movers, there and back in each of two clips per round: some judged
             assert r.moves_judged >= 2

@@ -28,6 +28,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -41,6 +42,31 @@ from rules.session import Event
 from vision.decodepool import WORKERS, DetectAhead, NewestDecoder, _work, decode
 from vision.match.writer import MatchWriter
 from vision.sources import Frame
+
+
+@dataclass
+class Segment:
+    """One loop's figures over one round."""
+
+    frames: int = 0
+    elapsed_s: float = 0.0
+    #: CPU time of the whole process (every thread) over the loop.
+    cpu_s: float = 0.0
+    #: Per frame: time from one frame's results to the next (the first from the start).
+    frame_s: list[float] = field(default_factory=list)
+    latency_s: list[float] = field(default_factory=list)
+    stages_s: dict[str, list[float]] = field(default_factory=dict)
+    markers: list[int] = field(default_factory=list)
+    dropped: int = 0
+    arrivals: int = 0
+
+    def stage(self, name: str, seconds: float) -> None:
+        self.stages_s.setdefault(name, []).append(seconds)
+
+    @property
+    def fps(self) -> float:
+        return self.frames / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
 
 #: The rate a live camera delivers, by image height (the issue's goals).
 LIVE_FPS = {1080: 60.0, 2160: 30.0}
@@ -84,11 +110,9 @@ def drain(writer: MatchWriter, timeout_s: float = 60.0) -> float:
     return time.perf_counter() - t0
 
 
-def decode_only(data: list[np.ndarray], start: int, count: int, workers: int) -> Any:
+def decode_only(data: list[np.ndarray], start: int, count: int, workers: int) -> Segment:
     """Decode ``count`` pictures: on this thread (``workers`` 0) or on a pool, in order."""
-    from vision.rig.throughput import _Segment
-
-    seg = _Segment(frames=count)
+    seg = Segment(frames=count)
     cpu0, t0 = time.process_time(), time.perf_counter()
     if workers == 0:
         for k in range(count):
@@ -112,12 +136,11 @@ def analyze(
     record: Callable[[Frame, list[Event]], None] | None,
     finish: Callable[[], None] | None = None,
     workers: int = WORKERS,
-) -> Any:
+    fps: float = 30.0,
+) -> Segment:
     """Every frame in order, decoded and detected ahead on ``workers`` threads; the rest
     of ``process`` and ``record`` here; ``finish`` (the record closed) timed with it."""
-    from vision.rig.throughput import CAMERA_FPS, _Segment
-
-    seg = _Segment(frames=count)
+    seg = Segment(frames=count)
     ahead = DetectAhead(lambda: pipeline.observer)
     ahead.install()
     pending: deque[tuple[int, Future[tuple[np.ndarray, Any]]]] = deque()
@@ -133,7 +156,7 @@ def analyze(
                 submitted += 1
             k, job = pending.popleft()
             image, _ = job.result()
-            frame = Frame(image, (start + k) / CAMERA_FPS, start + k)
+            frame = Frame(image, (start + k) / fps, start + k)
             events = pipeline.process(frame)
             if record is not None:
                 record(frame, events)
@@ -155,12 +178,10 @@ def live(
     pipeline: Any,
     record: Callable[[Frame, list[Event]], None] | None,
     workers: int = WORKERS,
-) -> Any:
+) -> Segment:
     """``count`` frames arriving at ``fps`` into a :class:`NewestDecoder`; each taken is
     processed and recorded here. ``dropped``: frames that arrived and were never taken."""
-    from vision.rig.throughput import _Segment
-
-    seg = _Segment()
+    seg = Segment()
     ahead = DetectAhead(lambda: pipeline.observer)
     ahead.install()
     decoder = NewestDecoder(workers, prepare=ahead.prepare)
