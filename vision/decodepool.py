@@ -32,6 +32,8 @@ from typing import Any
 import cv2
 import numpy as np
 
+from vision.aruco import MarkerDetector
+
 #: Threads that decode (and prepare) frames: the cores of a small machine.
 WORKERS = 2
 #: Frames decoded ahead of the one being processed, per worker.
@@ -298,7 +300,9 @@ class DetectAhead:
     detects a picture's markers with a copy of the observer's detector of its own thread's;
     :meth:`install` puts a stand-in for the observer's detector that answers
     ``detect(image)`` with what was found ahead for that very picture (and detects itself
-    when nothing was). The observer is asked for each time, so that a game started over
+    when nothing was). Only a whole-frame :class:`~vision.aruco.MarkerDetector` is served:
+    one that searches where markers were in the frame before (windowed) detects each frame
+    in turn, as it did. The observer is asked for each time, so that a game started over
     with a new observer is served too.
     """
 
@@ -314,6 +318,8 @@ class DetectAhead:
 
     def prepare(self, image: np.ndarray) -> None:
         inner = self._inner()
+        if type(inner) is not MarkerDetector:
+            return  # a detector that follows markers from frame to frame detects in turn
         own = getattr(self._local, "detector", None)
         if own is None or self._local.of is not inner:
             own = copy.copy(inner)
@@ -326,7 +332,7 @@ class DetectAhead:
     def install(self) -> None:
         """Make the current observer's detector use what was detected ahead."""
         observer = self._observer()
-        if not isinstance(observer.detector, _Ahead):
+        if type(observer.detector) is MarkerDetector:
             observer.detector = _Ahead(observer.detector, self)
 
     def take(self, image: np.ndarray) -> Any:

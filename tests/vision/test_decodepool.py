@@ -151,3 +151,16 @@ def test_a_closed_decoder_ends_the_wait(tmp_path):
     t0 = time.monotonic()
     assert decoder.take(timeout_s=5.0) is None
     assert time.monotonic() - t0 < 2.0
+
+
+def test_a_windowed_detector_is_left_to_detect_each_frame_in_turn(tmp_path):
+    from vision.windowed import WindowedDetector
+
+    detector = WindowedDetector("4x4_250")
+    observer = type("O", (), {"detector": detector})()
+    ahead = DetectAhead(lambda: observer)
+    ahead.install()
+    assert observer.detector is detector
+    image = np.full((240, 320, 3), 255, np.uint8)
+    ahead.prepare(image)
+    assert ahead.take(image) is None
