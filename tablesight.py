@@ -88,12 +88,12 @@ def bench(ctx: click.Context) -> None:
     """Measure how fast this machine referees; each figure beside a baseline timed in the
     same run (a machine's speed drifts, ratios hold).
 
-    Without a subcommand: rules, detect and pipeline, one to two minutes on two cores.
+    Without a subcommand: rules, detect and pipeline, about two minutes on two cores.
     """
     if ctx.invoked_subcommand is None:
         _about(
-            "timing rules (about 20 s), detect (about 15 s) and pipeline (about 40 s), "
-            "one after the other: one to two minutes on two cores"
+            "timing rules (about 20 s), detect (about 15 s) and pipeline (about 80 s), "
+            "one after the other: about two minutes on two cores"
         )
         ctx.invoke(bench_rules)
         ctx.invoke(bench_detect)
@@ -137,12 +137,12 @@ def bench_detect() -> None:
 )
 def bench_pipeline(threads: int | None = None, frames: tuple[str, ...] = ()) -> None:
     """The whole pipeline on MJPG video at 1080p and 4K against decode + detectMarkers,
-    with latency and where the time goes (about 40 s)."""
+    with latency and where the time goes (about 80 s)."""
     import cv2
 
     from vision.rig.throughput import report, run
 
-    _about("bench pipeline: rendering MJPG clips and playing them through, about 40 s")
+    _about("bench pipeline: rendering MJPG clips and playing them through, about 80 s")
     if threads is not None:
         cv2.setNumThreads(threads)
     counts: dict[int, int] = {}

@@ -26,8 +26,8 @@ import cv2
 from rules.errors import InputError
 from rules.session import Event
 from rules.view import describe, measure, neighbours
-from vision.match.schema import RecordError
 from vision.decodepool import DetectAhead
+from vision.match.schema import RecordError
 from vision.match.writer import MatchWriter
 from vision.observe import Observation, PoseHealth
 from vision.script import Script, Step
