@@ -42,7 +42,7 @@ from vision.tablepose import TablePose
 
 CHROMIUM = "/usr/bin/chromium"
 FPS = 30.0
-#: The goal of issue 18: frame arrival to the overlay drawn, 95th percentile.
+#: The goal: frame arrival to the overlay drawn, 95th percentile.
 GOAL_P95_MS = 100.0
 SLIDE_IN, SLIDE_FRAMES, REST_FRAMES = 6.0, 30, 6
 
