@@ -309,6 +309,26 @@ def footage() -> tuple[PinholeCamera, Mapping[str, np.ndarray]]:
     return PinholeCamera.looking_at(*CAMERA), Shots()
 
 
+@pytest.fixture
+def two_model_referee(footage, two_model_table, two_model_roster) -> SimpleNamespace:
+    """A Necromunda session of the two models (profiles only: where each stands comes from
+    the camera) and an observer of the footage's table with a perfectly calibrated lens."""
+    from rules.geometry import Base, Pose
+    from rules.ruleset import load_ruleset
+    from rules.scene import Model, Table
+    from rules.session import Session
+    from vision.observe import Observer
+
+    camera, _ = footage
+    models = {
+        m.id: Model(m.id, m.side, m.id, Base.round(25.4), 6.0, Pose(0, 0)) for m in two_model_roster
+    }
+    return SimpleNamespace(
+        session=Session(load_ruleset("necromunda"), Table(44, 30), models),
+        observer=Observer(two_model_table, two_model_roster, camera.calibrated()),
+    )
+
+
 @pytest.fixture(scope="session")
 def match_files(footage, two_model_roster, tmp_path_factory) -> tuple[Path, list[str]]:
     """A 30-frame video at 30 fps (15 ``start``, 15 ``moved``) and the table, roster and

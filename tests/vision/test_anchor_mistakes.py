@@ -17,13 +17,8 @@ import pytest
 
 from calibration.camera import CameraModel
 from calibration.table import Anchor, TableKeys, TableSpec
-from rules.geometry import Base, Pose
-from rules.ruleset import load_ruleset
-from rules.scene import Model, Table
-from rules.session import Session
 from vision.aruco import MarkerDetections, MarkerDetector
 from vision.locate import marker_poses
-from vision.observe import Observer
 from vision.rig.synth import PinholeCamera, PlacedMarker, Shot, render_table
 from vision.sources import Frame
 from vision.tablepose import TablePose
@@ -162,16 +157,11 @@ def test_without_intrinsics_the_turns_are_found_too():
     assert median_error_in(found, pose) < GOAL_IN
 
 
-def test_an_unhealthy_pose_holds_the_referee(footage, two_model_table, two_model_roster):
+def test_an_unhealthy_pose_holds_the_referee(footage, two_model_table, two_model_referee):
     """A move made while the pose is not trusted is not judged from it: the session says
     once that it holds judging and why, and judges the move once the pose is sound."""
-    camera, pics = footage
-    lens = CameraModel((1920, 1080), camera.camera_matrix, camera.dist_coeffs)
-    models = {
-        m.id: Model(m.id, m.side, m.id, Base.round(25.4), 6.0, Pose(0, 0)) for m in two_model_roster
-    }
-    session = Session(load_ruleset("necromunda"), Table(44, 30), models)
-    observer = Observer(two_model_table, two_model_roster, lens)
+    _, pics = footage
+    session, observer = two_model_referee.session, two_model_referee.observer
     # anchors 0 and 3 both stated 1 in to the right of where they are: two against two
     anchors = list(two_model_table.anchors)
     for k in (0, 3):

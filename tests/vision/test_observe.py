@@ -5,24 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from calibration.camera import CameraModel
-from rules.geometry import Base, Pose
-from rules.ruleset import load_ruleset
-from rules.scene import Model, Table
-from rules.session import Session
-from vision.observe import Observer
 from vision.sources import Frame
 
 
-def test_a_match_in_frames(footage, two_model_table, two_model_roster):
-    camera, pics = footage
-    lens = CameraModel((1920, 1080), camera.camera_matrix, camera.dist_coeffs)
-    # profiles only: where each model stands comes from the camera
-    models = {
-        m.id: Model(m.id, m.side, m.id, Base.round(25.4), 6.0, Pose(0, 0)) for m in two_model_roster
-    }
-    session = Session(load_ruleset("necromunda"), Table(44, 30), models)
-    observer = Observer(two_model_table, two_model_roster, lens)
+def test_a_match_in_frames(footage, two_model_referee):
+    _, pics = footage
+    session, observer = two_model_referee.session, two_model_referee.observer
     script = ["start"] * 15 + ["hand"] * 15 + ["start"] * 15 + ["moved"] * 15 + ["bumped"] * 15
     events = []
     for k, name in enumerate(script):
