@@ -301,9 +301,9 @@ class DetectAhead:
     :meth:`install` puts a stand-in for the observer's detector that answers
     ``detect(image)`` with what was found ahead for that very picture (and detects itself
     when nothing was). Only a whole-frame :class:`~vision.aruco.MarkerDetector` is served:
-    one that searches where markers were in the frame before (windowed) detects each frame
-    in turn, as it did. The observer is asked for each time, so that a game started over
-    with a new observer is served too.
+    any other detector (one that follows markers from frame to frame) detects each frame
+    in turn. The observer is asked for each time, so that a game started over with a new
+    observer is served too.
     """
 
     def __init__(self, observer: Callable[[], Any]) -> None:

@@ -30,7 +30,6 @@ from vision.roster import RosterModel, TerrainPiece
 from vision.sources import Frame
 from vision.tablepose import PoseError, TablePose
 from vision.tracking import Moved, Sighting, Tracker, TrackState
-from vision.windowed import WindowedDetector
 
 #: A camera that moved more than this between two frames was bumped (inches).
 BUMP_IN = 0.25
@@ -167,20 +166,14 @@ class Observer:
         camera: CameraModel | None = None,
         terrain: list[TerrainPiece] | None = None,
         tracker: Tracker | None = None,
-        windowed: bool = False,
     ) -> None:
-        """``windowed``: search each marker around where it was and scan the rest of the
-        frame a band per frame (:class:`vision.windowed.WindowedDetector`) instead of
-        searching every frame whole; off by default (see that module's figures)."""
         self.table = table
         self.roster = roster
         self.terrain = terrain or []
         self.camera = camera
         self.tracker = tracker or Tracker()
         dictionary = table.table.dictionary
-        self.detector: MarkerDetector | WindowedDetector = (
-            WindowedDetector(dictionary) if windowed else MarkerDetector(dictionary)
-        )
+        self.detector = MarkerDetector(dictionary)
         self._model_of = {m.marker: m.id for m in roster}
         self._size_of = {m.marker: m.marker_size_mm for m in roster}
         self._terrain_spec = {t.id: t for t in self.terrain}

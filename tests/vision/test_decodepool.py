@@ -153,10 +153,11 @@ def test_a_closed_decoder_ends_the_wait(tmp_path):
     assert time.monotonic() - t0 < 2.0
 
 
-def test_a_windowed_detector_is_left_to_detect_each_frame_in_turn(tmp_path):
-    from vision.windowed import WindowedDetector
+def test_a_detector_that_follows_markers_is_left_to_detect_each_frame_in_turn(tmp_path):
+    class Following(MarkerDetector):
+        """A detector with a memory of the frame before: not to be run ahead."""
 
-    detector = WindowedDetector("4x4_250")
+    detector = Following("4x4_250")
     observer = type("O", (), {"detector": detector})()
     ahead = DetectAhead(lambda: observer)
     ahead.install()
