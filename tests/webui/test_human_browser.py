@@ -264,6 +264,8 @@ def test_the_picture_fills_its_column(open_page, size):
     expect(page.locator("svg#overlay path.base")).to_have_count(12)
     page.wait_for_function("() => window.lastState && window.lastState.camera")
     page.wait_for_timeout(500)
+    # the demo loops: when it starts over the picture is drawn anew, labels and all
+    expect(page.locator("svg#overlay text.label")).to_have_count(12)
     got = page.evaluate(
         """() => {
             const s = window.lastState, f = TS.projector(s.camera);

@@ -355,20 +355,16 @@ const TS = (() => {
     sync(L.leaders, leaders);
     sync(L.labels, texts);
 
-    // what each model's light message moves: its shapes, turned and shifted, and its
-    // labels, shifted (see ``move``)
+    // what each model's light message moves: its shapes, turned, and its marker, shifted
+    // (see ``move``); labels stay where the full state laid them out apart from each other
+    // (moved with their models, two could meet until the next full state)
     const keyed = (g) => new Map([...g.children].map((n) => [n.getAttribute("data-key"), n]));
-    const [B, R, M, Z, T] = [L.bases, L.rings, L.marks, L.zones, L.labels].map(keyed);
+    const [B, R, M, Z] = [L.bases, L.rings, L.marks, L.zones].map(keyed);
     const posed = new Map();
     for (const m of state.models) {
       posed.set(m.id, { x: m.x, y: m.y, heading: m.heading || 0, track: m.track,
                         turned: [B.get(m.id), R.get(m.id), Z.get(m.id)].filter(Boolean),
                         shifted: [M.get(m.id)].filter(Boolean), moved: "" });
-    }
-    for (const p of done) {
-      const m = posed.get(p.owner);
-      const node = T.get(`${p.cls.split(" ")[0]}:${p.data["data-flag"] ?? p.owner}`);
-      if (m && node) m.shifted.push(node);
     }
     svg._posed = { map, models: posed };
   }
