@@ -99,7 +99,13 @@ class Finding:
         }
 
     def line(self) -> str:
-        return f"{self.subject}: {self.message}; {self.advice}"
+        """The finding for a person: its subject named once, what is wrong, what to do."""
+        said = (
+            self.message
+            if self.message.startswith(self.subject)
+            else (f"{self.subject}: {self.message}")
+        )
+        return f"{said}; {self.advice}"
 
 
 #: Every kind of finding.
