@@ -33,7 +33,6 @@ import numpy as np
 from calibration.camera import CameraModel
 from calibration.table import MM_PER_IN, TableSpec
 from vision.aruco import MarkerDetector
-from vision.locate import corner_bias_px
 from vision.roster import RosterModel, TerrainPiece
 from vision.tablepose import PoseError, TablePose, diagonal_centres
 
@@ -310,7 +309,8 @@ def look(
     if pose is not None and pose.healthy:
         # the detector finds each corner about 0.8 px inside the printed square (a side
         # about 1.1 px short); the sizes measured for detection rates are the true ones
-        sides = sides - math.sqrt(2.0) * corner_bias_px(found, table, pose)
+        bias = pose.corner_bias_px if pose.height_corrected else 0.0
+        sides = sides - math.sqrt(2.0) * bias
     at: dict[int, tuple[float, float]] = {}
     left_out_at: dict[int, tuple[float, float]] = {}
     patches_in: list[tuple[float, float] | None] = [None] * len(patches)

@@ -151,8 +151,8 @@ class _Planes:
     """Every detected marker's corners on the planes z = 0 and z = 1; on any other plane
     they follow linearly (a ray's point at height z is p0 + z (p1 - p0)).
 
-    The corners are first moved outward by the detector's bias (``corner_bias_px``): a
-    marker's centre and heading do not care, but its size does.
+    The corners are first moved outward by the detector's bias (``TablePose.corner_bias_px``,
+    measured on the anchors): a marker's centre and heading do not care, but its size does.
     """
 
     def __init__(self, detections: MarkerDetections, pose: TablePose, bias_px: float = 0.0) -> None:
@@ -213,33 +213,6 @@ def _grown(corners_px: np.ndarray, by_px: float) -> np.ndarray:
     out = corners - corners.mean(axis=1, keepdims=True)
     reach = np.linalg.norm(out, axis=2, keepdims=True)
     return np.asarray(corners + by_px * out / np.maximum(reach, 1e-12))
-
-
-def corner_bias_px(detections: MarkerDetections, table: TableSpec, pose: TablePose) -> float:
-    """How far outward (negative: inward) the detector puts a marker's corners, in pixels,
-    measured on the anchors the pose was solved from: the mean distance of their corners
-    from their centre, as detected, less as the pose projects their true corners.
-
-    A detector that fits lines to a thresholded marker's contour puts each edge about
-    half a pixel inside the true one, whatever the marker's size; the centre does not
-    move, but a size read from the corners would be about a pixel short (a 20 mm marker
-    5 % small, its height some inches off).
-    """
-    if not pose.height_corrected:
-        return 0.0
-    corners = table.anchor_corners_in()
-    seen = detections.by_id()
-    used = [i for i in pose.anchors_used if i in seen and i in corners]
-    if not used:
-        return 0.0
-    found = np.stack([seen[i] for i in used]).astype(float)
-    truth = pose.table_to_pixels(np.concatenate([corners[i] for i in used])).reshape(-1, 4, 2)
-    return float(_reach(found).mean() - _reach(truth).mean())
-
-
-def _reach(quads: np.ndarray) -> np.ndarray:
-    """Each corner's distance from its quadrilateral's centre, (N, 4)."""
-    return np.asarray(np.linalg.norm(quads - quads.mean(axis=1, keepdims=True), axis=2))
 
 
 def _sides(corners: np.ndarray) -> np.ndarray:
@@ -306,7 +279,7 @@ def locate(
 ) -> Located:
     """Markers, models and terrain where this frame sees them, each model at the height
     it stands at."""
-    planes = _Planes(detections, pose, corner_bias_px(detections, table, pose))
+    planes = _Planes(detections, pose, pose.corner_bias_px if pose.height_corrected else 0.0)
     anchors = {a.id for a in table.anchors}
     seen = set(planes.index) - anchors
     heights = {i: 0.0 for i in seen}

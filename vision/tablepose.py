@@ -97,6 +97,10 @@ class TablePose:
     warnings: tuple[str, ...] = ()
     #: Why this pose is not trusted; empty when it is.
     problem: str = ""
+    #: How far outward (negative: inward) the detector put the corners of the anchors
+    #: used, along the lines from their centres, in pixels: the even shrink it gives
+    #: every marker (about 0.8 px in), which moves no centre but makes every size short.
+    corner_bias_px: float = 0.0
 
     @property
     def height_corrected(self) -> bool:
@@ -392,13 +396,17 @@ class _Solver:
         found about 0.8 px inside the printed square, which moves no centre)."""
         rows = [self.row[i] for i in ids]
         res = self.residuals(pose, ids, turns)
-        seen = self.px[rows]
-        out = seen - seen.mean(axis=1, keepdims=True)
-        out /= np.linalg.norm(out, axis=2, keepdims=True)
+        out = self.outward(ids)
         shrink = np.sum(res * out, axis=2).mean(axis=1)
         res = res - shrink[:, None, None] * out
         each = np.linalg.norm(res, axis=2) / self.px_per_in[rows][:, None]
         return float(np.sqrt(np.mean(each**2)))
+
+    def outward(self, ids: list[int]) -> np.ndarray:
+        """Unit vectors (N, 4, 2) from each anchor's centre out through its corners as seen."""
+        seen = self.px[[self.row[i] for i in ids]]
+        out = seen - seen.mean(axis=1, keepdims=True)
+        return np.asarray(out / np.linalg.norm(out, axis=2, keepdims=True))
 
     def health(
         self,
@@ -410,7 +418,8 @@ class _Solver:
         problem: str,
     ) -> TablePose:
         """``pose`` with its errors, the anchors it made up for, and its problem if any."""
-        each = np.linalg.norm(self.residuals(pose, used, turns), axis=2)
+        res = self.residuals(pose, used, turns)
+        each = np.linalg.norm(res, axis=2)
         scale = self.px_per_in[[self.row[i] for i in used]]
         reprojection_in = float(np.sqrt(np.mean((each / scale[:, None]) ** 2)))
         turned = tuple((i, turns[i]) for i in self.visible if turns[i] and i in used)
@@ -431,4 +440,5 @@ class _Solver:
             left_out=tuple(left_out),
             warnings=warnings,
             problem=problem,
+            corner_bias_px=float(np.sum(res * self.outward(used), axis=2).mean()),
         )
