@@ -70,8 +70,13 @@ def decode(packet: np.ndarray) -> np.ndarray:
     return image
 
 
-def _work(packet: np.ndarray, prepare: Prepare | None) -> tuple[np.ndarray, Any]:
-    image = decode(packet)
+def _work(packet: np.ndarray, prepare: Prepare | None) -> tuple[np.ndarray, Any] | None:
+    """A packet decoded and prepared; ``None`` for one that is not a picture (a frame cut
+    short or garbled, as a camera's stream gives when it hiccups): skipped, not fatal."""
+    try:
+        image = decode(packet)
+    except ValueError:
+        return None
     return image, (prepare(image) if prepare is not None else None)
 
 
@@ -105,7 +110,7 @@ def read_ahead(
         return
     capture, first = opened
     fps = capture.get(cv2.CAP_PROP_FPS) or 30.0
-    pending: deque[tuple[int, float, Future[tuple[np.ndarray, Any]]]] = deque()
+    pending: deque[tuple[int, float, Future[tuple[np.ndarray, Any] | None]]] = deque()
     pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="decode")
     try:
         index = 0
@@ -125,8 +130,9 @@ def read_ahead(
                 index += 1
             if pending:
                 i, t, job = pending.popleft()
-                image, prepared = job.result()
-                yield Decoded(i, t, image, prepared)
+                done = job.result()
+                if done is not None:
+                    yield Decoded(i, t, *done)
     finally:
         for _, _, job in pending:
             job.cancel()
@@ -235,14 +241,23 @@ class NewestDecoder:
 
     def _run(self, index: int, t: float, data: np.ndarray) -> None:
         failure: BaseException | None = None
+        garbled = False
         try:
-            image = decode(data) if data.ndim < 3 and is_jpeg(data) else data
-            prepared = self.prepare(image) if self.prepare is not None else None
+            if data.ndim == 1 or (data.ndim == 2 and data.shape[0] == 1):  # a packet
+                done = _work(data, self.prepare)
+                garbled = done is None
+                image, prepared = done if done is not None else (data, None)
+            else:
+                image = data
+                prepared = self.prepare(image) if self.prepare is not None else None
         except BaseException as exc:  # handed to the consumer
             failure = exc
         with self._cond:
             self._running -= 1
-            if failure is None:
+            if garbled:  # a frame cut short: dropped, as one the referee could not keep up with
+                self._order.remove(index)
+                self.dropped += 1
+            elif failure is None:
                 self._done[index] = Decoded(index, t, image, prepared)
                 while len(self._done) > self.workers:  # the referee is behind: skip one
                     oldest = min(self._done)

@@ -126,6 +126,27 @@ def test_live_frames_all_decoded_in_order_when_the_referee_keeps_up(tmp_path):
     assert taken == list(range(len(packets))) and decoder.dropped == 0
 
 
+def test_a_frame_cut_short_is_dropped_not_fatal(tmp_path):
+    """A camera that hiccups sends a frame cut short (or garbage after a JPEG start): it is
+    counted as dropped, and the frames after it come as before."""
+    packets = _packets(_clip(tmp_path / "clip.avi"))[:3]
+    start = packets[1].reshape(-1)[:2]  # the JPEG start marker, then noise
+    garbage = np.concatenate([start, np.full(500, 7, np.uint8)]).reshape(1, -1)
+    decoder = NewestDecoder(workers=1)
+    taken = []
+    try:
+        for k, packet in enumerate([packets[0], garbage, packets[2]]):
+            decoder.submit(k, k / 30.0, packet)
+            while not decoder.idle:
+                d = decoder.take(timeout_s=5.0)
+                if d is not None:
+                    taken.append(d.index)
+    finally:
+        decoder.close()
+    assert cv2.imdecode(garbage, cv2.IMREAD_COLOR) is None  # truly not a picture
+    assert taken == [0, 2] and decoder.dropped == 1
+
+
 def test_live_frames_a_slow_referee_gets_newer_frames_never_older(tmp_path):
     packets = _packets(_clip(tmp_path / "clip.avi"))
     decoder = NewestDecoder(workers=2)
