@@ -208,7 +208,8 @@ class Game:
                 self._news.notify_all()
             events += self.session.observe(observation)
             self.frame, self.observation = frame, observation
-            self.pose = observation.pose or self.pose
+            if observation.pose is not None and observation.pose.healthy:
+                self.pose = observation.pose  # the views draw with a pose that is trusted
             self.health = observation.health or self.health
             if self.auto_phase and not self.session.in_phase and self.pose is not None:
                 self.auto_phase = False
@@ -446,8 +447,9 @@ class Game:
 
         def news() -> bool:
             poses = self._poses
-            now = None if poses is None else (poses["generation"], poses["frame"])
-            return self.version != version or now != frame or self.closing
+            # no poses yet (a game just started over) is no news, whatever was sent before
+            fresh = poses is not None and (poses["generation"], poses["frame"]) != frame
+            return self.version != version or fresh or self.closing
 
         with self._news:
             self._news.wait_for(news, timeout)
