@@ -308,6 +308,11 @@ class NewestDecoder:
         self._pool.shutdown(wait=True)
 
 
+#: Pictures with markers found ahead kept for the observer at most: every one a reader
+#: may hold decoded ahead, twice over.
+READY_KEPT = 2 * WORKERS * AHEAD_PER_WORKER
+
+
 class DetectAhead:
     """An observer's marker detection run on the decode pool.
 
@@ -343,6 +348,10 @@ class DetectAhead:
         found = own.detect(image)
         with self._lock:
             self._ready[id(image)] = (image, found)
+            # pictures decoded ahead but never observed (dropped by a live decoder behind
+            # the camera, or left at a stop mid-file): the oldest go, not a frame per slot
+            while len(self._ready) > READY_KEPT:
+                del self._ready[next(iter(self._ready))]
 
     def install(self) -> None:
         """Make the current observer's detector use what was detected ahead."""
@@ -353,8 +362,6 @@ class DetectAhead:
     def take(self, image: np.ndarray) -> Any:
         with self._lock:
             got = self._ready.pop(id(image), None)
-            if len(self._ready) > 64:  # pictures never observed (a stop mid-file)
-                self._ready.clear()
         return got[1] if got is not None and got[0] is image else None
 
 
