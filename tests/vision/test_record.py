@@ -27,8 +27,10 @@ from rules.geometry import Pose
 from rules.ruleset import load_ruleset
 from rules.scenario import RoundBase
 from rules.session import Event
+from vision.match import writer as writer_module
 from vision.match.export import export
 from vision.match.reader import Match
+from vision.match.replay import avi_pictures
 from vision.match.writer import MatchWriter
 from vision.roster import RosterModel, TerrainPiece
 from vision.setup import Setup
@@ -328,6 +330,169 @@ def test_pictures_are_scaled_to_the_video_size(tmp_path: Path) -> None:
     assert [float(image[5:35, 5:35].mean()) for image in images] == pytest.approx(
         [40, 41, 42], abs=4
     )
+
+
+# -- a camera's JPEG goes into the video as it came --------------------------------------------
+
+
+def scene(k: int, size: tuple[int, int] = (320, 240)) -> np.ndarray:
+    """A smooth picture (gradients and a disc whose colour tells which frame it is), as a
+    camera's picture is: JPEG keeps it within a level or two."""
+    w, h = size
+    x = np.linspace(0, 255, w)[None, :]
+    y = np.linspace(0, 255, h)[:, None]
+    image = np.empty((h, w, 3), np.uint8)
+    image[..., 0] = x
+    image[..., 1] = y
+    image[..., 2] = (x + y) / 2
+    cv2.circle(image, (w // 2, h // 2), h // 5, (40, 200, (k * 37) % 256), -1)
+    return image
+
+
+def camera_frame(k: int, size: tuple[int, int] = (320, 240)) -> Frame:
+    """Frame ``k`` as a camera's comes: its JPEG (quality 75, not the writer's 90), decoded
+    to grey only; every other one's JPEG in a row of one, as ``CAP_PROP_FORMAT = -1``
+    hands it over."""
+    ok, jpeg = cv2.imencode(".jpg", scene(k, size), [cv2.IMWRITE_JPEG_QUALITY, 75])
+    assert ok
+    gray = cv2.imdecode(jpeg, cv2.IMREAD_GRAYSCALE)
+    return Frame(None, k / 30, k, jpeg=jpeg.reshape(1, -1) if k % 2 else jpeg, gray=gray)
+
+
+def video_packets(path: Path) -> list[bytes]:
+    """Every picture of the video as stored, read by FFmpeg without decoding."""
+    capture = cv2.VideoCapture(str(path), cv2.CAP_FFMPEG)
+    assert capture.set(cv2.CAP_PROP_FORMAT, -1)
+    packets = []
+    while True:
+        ok, data = capture.read()
+        if not ok:
+            break
+        packets.append(data.tobytes())
+    capture.release()
+    return packets
+
+
+def video_pictures(path: Path) -> list[np.ndarray]:
+    capture = cv2.VideoCapture(str(path))
+    pictures = []
+    while True:
+        ok, image = capture.read()
+        if not ok:
+            break
+        pictures.append(image)
+    capture.release()
+    return pictures
+
+
+def mean_difference(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.abs(a.astype(np.int16) - b.astype(np.int16)).mean())
+
+
+def test_a_cameras_jpeg_is_written_byte_for_byte(tmp_path: Path) -> None:
+    path = tmp_path / "camera.db"
+    frames = [camera_frame(k) for k in range(40)]
+    sent = [frame.jpeg.tobytes() for frame in frames if frame.jpeg is not None]
+    with MatchWriter(path, SETUP) as writer:
+        for frame in frames:
+            writer.frame(frame, {"ganger": ganger_at(frame.index)})
+    video = path.with_suffix(".avi")
+    assert len(sent) == 40
+    assert video_packets(video) == sent
+    # ... and so does the replay, which reads the file's chunks itself
+    data = video.read_bytes()
+    assert [data[at : at + n] for at, n in avi_pictures(video) or []] == sent
+    with Match(path) as match:
+        assert match.meta["video_frames"] == 40
+        assert [f.video_frame for f in match.frames()] == list(range(40))
+    # an ordinary capture decodes it: the pictures are the camera's
+    pictures = video_pictures(video)
+    assert len(pictures) == 40
+    assert max(mean_difference(p, scene(k)) for k, p in enumerate(pictures)) < 3.0
+
+
+def test_pictures_without_a_jpeg_are_encoded_and_mix_with_a_cameras(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.db"
+    grey = cv2.cvtColor(scene(5), cv2.COLOR_BGR2GRAY)
+    frames = [
+        Frame(scene(0), 0.0, 0),  # rendered: no JPEG
+        camera_frame(1),
+        camera_frame(2),
+        Frame(scene(3), 0.1, 3),
+        Frame(None, 0.13, 4, gray=grey),  # grey only, no JPEG
+        camera_frame(5, (640, 480)),  # twice the video's size: scaled down
+        camera_frame(6),
+    ]
+    with MatchWriter(path, SETUP) as writer:
+        for frame in frames:
+            writer.frame(frame, {})
+    video = path.with_suffix(".avi")
+    packets = video_packets(video)
+    assert len(packets) == 7
+    for k in (1, 2, 6):  # the camera's JPEG of the video's size, as it came
+        jpeg = frames[k].jpeg
+        assert jpeg is not None and packets[k] == jpeg.tobytes()
+    big = frames[5].jpeg
+    assert big is not None and packets[5] != big.tobytes()
+    pictures = video_pictures(video)
+    assert [p.shape for p in pictures] == [(240, 320, 3)] * 7
+    expected = [scene(0), scene(1), scene(2), scene(3), cv2.merge([grey] * 3)]
+    expected += [cv2.resize(scene(5, (640, 480)), (320, 240), interpolation=cv2.INTER_AREA)]
+    expected += [scene(6)]
+    differences = [mean_difference(p, e) for p, e in zip(pictures, expected, strict=True)]
+    assert max(differences) < 3.0
+    # each in its place: the disc's red tells which frame it is (37 levels apart)
+    reds = [float(pictures[k][110:130, 150:170, 2].mean()) for k in (0, 1, 2, 3, 5, 6)]
+    assert reds == pytest.approx([0, 37, 74, 111, 185, 222], abs=4)
+    with Match(path) as match:
+        assert [f.video_frame for f in match.frames()] == list(range(7))
+
+
+def test_recording_a_cameras_frame_never_decodes_it_in_colour(tmp_path: Path) -> None:
+    path = tmp_path / "grey.db"
+    frames = [camera_frame(k) for k in range(3)] + [camera_frame(3, (640, 480))]
+    with MatchWriter(path, SETUP) as writer:
+        for frame in frames:
+            writer.frame(frame, {})
+    assert writer.video_frames == 4
+    assert [frame._image is None for frame in frames] == [True] * 4  # grey and JPEG only
+
+
+def test_an_opencv_that_cannot_write_jpeg_as_it_came_encodes_every_picture(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(writer_module, "_RAW_VIDEO", None)  # as OpenCV 4.8 is
+    path = tmp_path / "old.db"
+    frames = [camera_frame(0), Frame(scene(1), 1 / 30, 1), camera_frame(2, (640, 480))]
+    with MatchWriter(path, SETUP) as writer:
+        for frame in frames:
+            writer.frame(frame, {})
+    pictures = video_pictures(path.with_suffix(".avi"))
+    expected = [scene(0), scene(1)]
+    expected += [cv2.resize(scene(2, (640, 480)), (320, 240), interpolation=cv2.INTER_AREA)]
+    assert len(pictures) == 3
+    assert max(mean_difference(p, e) for p, e in zip(pictures, expected, strict=True)) < 3.0
+    assert frames[0]._image is None and frames[2]._image is None
+
+
+def test_a_video_that_cannot_be_opened_is_noted_and_poses_go_on(tmp_path: Path) -> None:
+    path = tmp_path / "novideo.db"
+    with MatchWriter(path, SETUP) as writer:
+        path.with_suffix(".avi").mkdir()  # where the video would go, before its first picture
+        for k in range(3):
+            writer.frame(camera_frame(k), {"ganger": ganger_at(k)})
+    assert writer.video_frames == 0
+    with Match(path) as match:
+        assert match.meta["video"] is None
+        assert match.meta["video_error"] == (
+            f"OpenCV cannot write MJPG video to {path.with_suffix('.avi')}"
+        )
+        assert [(f.index, f.video_frame) for f in match.frames()] == [
+            (0, None),
+            (1, None),
+            (2, None),
+        ]
+        assert [len(chunk) for chunk in match.pose_chunks()] == [3]
 
 
 def test_the_setup_is_rebuilt_from_the_file(match_path: Path) -> None:

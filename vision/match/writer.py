@@ -8,6 +8,10 @@ unbounded: nothing handed over is dropped; a long backlog is logged and noted in
 The video is Motion JPEG in an AVI file (``match.db`` -> ``match.avi``). An MP4 file keeps
 its index at the end and cannot be read at all when the program is killed before closing
 it; an AVI file stays readable from the start up to the frames last flushed to disk.
+
+A camera's frame goes into the video as the JPEG the camera sent (:attr:`Frame.jpeg`),
+byte for byte: neither decoded nor encoded again. A frame without one (a rendered picture,
+a frame of an H.264 file) is encoded to JPEG on the writer thread and written the same way.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import cv2
 import numpy as np
@@ -73,6 +77,21 @@ if TYPE_CHECKING:
 
 _STOP = object()
 
+#: OpenCV's flag (4.9 on) for a writer that takes pictures encoded already, one per
+#: ``write``; without it the video is encoded by the writer from decoded pictures.
+_RAW_VIDEO: int | None = getattr(cv2, "VIDEOWRITER_PROP_RAW_VIDEO", None)
+#: The JPEG quality of a picture that came without its own JPEG.
+JPEG_QUALITY = 90
+
+
+class _Picture(NamedTuple):
+    """A frame's picture as handed to the writer thread: the camera's JPEG or the decoded
+    picture (one of the two), and its size (width, height)."""
+
+    jpeg: np.ndarray | None
+    image: np.ndarray | None
+    size: tuple[int, int]
+
 
 class MatchWriter:
     """Records one game's session into ``path`` (and its video beside it).
@@ -91,8 +110,11 @@ class MatchWriter:
 
     ``fps`` is the nominal frame rate written in the video's header (the ``frames`` table
     has each frame's true time). Pictures are scaled to ``video_size`` (width, height;
-    by default the first picture's size). A rendered 1080p table picture costs the writer
-    thread about 20 ms and 70 kB (some 7 GB an hour at 30 fps); a 720p one, 30 kB.
+    by default the first picture's size). A camera's JPEG of that size is written as it
+    came, for a fraction of a millisecond, and takes what the camera made of it (a 1080p
+    webcam's at quality 90, some 190 kB: 20 GB an hour at 30 fps). Any other picture is
+    scaled and encoded at ``JPEG_QUALITY``: a rendered 1080p table picture costs the writer
+    thread about 5 ms and 90 kB (some 10 GB an hour at 30 fps); a 720p one, 60 kB.
 
     ``app_version`` defaults to the installed package's; ``source`` names the footage (for
     ``analyze``: the video file whose frame numbers ``frames.source_index`` refers to).
@@ -142,6 +164,8 @@ class MatchWriter:
         self.video_frames = 0
         self._video: cv2.VideoWriter | None = None
         self._video_opened = False
+        #: The video takes JPEG pictures as they are (else decoded pictures, encoded by it).
+        self._raw = False
         self._video_size = video_size
         self._thread = threading.Thread(target=self._run, name=f"record {self.path.name}")
         self._thread.start()
@@ -239,16 +263,21 @@ class MatchWriter:
         one of ``STATES``. The frame's picture
         goes into the video unless ``write_image`` is false or the writer has no video;
         such a frame has no ``video_frame``. The picture is kept by reference until it is
-        written: do not draw on it afterwards.
+        written: do not draw on it afterwards. A frame with its camera's JPEG is never
+        decoded here: the JPEG is what is written.
         """
         rows = []
         for model, (x, y, heading, sigma, state) in poses.items():
             if state not in STATES:
                 raise ValueError(f"pose of {model}: state must be one of {STATES}, got {state!r}")
             rows.append((model, float(x), float(y), float(heading), float(sigma), state))
-        image = frame.image if write_image and self.video_path is not None else None
+        picture = None
+        if write_image and self.video_path is not None:
+            # frame.image would decode a camera's frame in colour: its JPEG is taken instead
+            jpeg = frame.jpeg
+            picture = _Picture(jpeg, frame.image if jpeg is None else None, frame.size)
         with self._handing:
-            self._put(("frame", self._frames, float(frame.t), int(frame.index), image, rows))
+            self._put(("frame", self._frames, float(frame.t), int(frame.index), picture, rows))
             self._frames += 1
 
     def event(self, e: Event) -> None:
@@ -416,8 +445,8 @@ class MatchWriter:
     def _apply(self, conn: sqlite3.Connection, item: tuple[Any, ...]) -> None:
         kind = item[0]
         if kind == "frame":
-            _, frame_id, t, index, image, rows = item
-            video_frame = self._write_image(conn, image) if image is not None else None
+            _, frame_id, t, index, picture, rows = item
+            video_frame = self._write_picture(conn, picture) if picture is not None else None
             conn.execute(INSERT_FRAME, (frame_id, t, index, video_frame))
             conn.executemany(INSERT_POSE, [(frame_id, *row) for row in rows])
         elif kind == "event":
@@ -431,14 +460,10 @@ class MatchWriter:
         elif kind == "decision":
             conn.execute(INSERT_DECISION, item[1])
 
-    def _write_image(self, conn: sqlite3.Connection, image: np.ndarray) -> int | None:
-        if image.ndim == 2:
-            image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
-        elif image.shape[2] == 4:
-            image = cv2.cvtColor(image, cv2.COLOR_BGRA2BGR)
+    def _write_picture(self, conn: sqlite3.Connection, picture: _Picture) -> int | None:
         if not self._video_opened:
             self._video_opened = True
-            self._video_size = self._video_size or (image.shape[1], image.shape[0])
+            self._video_size = self._video_size or picture.size
             self._video = self._open_video(self._video_size)
             if self._video is None:
                 message = f"OpenCV cannot write {VIDEO_FOURCC} video to {self.video_path}"
@@ -447,17 +472,61 @@ class MatchWriter:
                 conn.execute(SET_META, ("video_error", json.dumps(message)))
         if self._video is None or self._video_size is None:
             return None
-        if (image.shape[1], image.shape[0]) != self._video_size:
-            image = cv2.resize(image, self._video_size, interpolation=cv2.INTER_AREA)
-        self._video.write(np.ascontiguousarray(image, dtype=np.uint8))
+        if self._raw:
+            if picture.jpeg is not None and picture.size == self._video_size:
+                packet = picture.jpeg  # as the camera encoded it
+            else:
+                image = self._image(picture)
+                if image is None:
+                    return None
+                ok, packet = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
+                if not ok:
+                    return None
+            self._video.write(np.ascontiguousarray(packet, dtype=np.uint8).reshape(1, -1))
+        else:
+            image = self._image(picture)
+            if image is None:
+                return None
+            self._video.write(image)
         self.video_frames += 1
         return self.video_frames - 1
 
+    def _image(self, picture: _Picture) -> np.ndarray | None:
+        """The picture decoded, in colour, at the video's size; ``None`` for a JPEG that
+        does not decode (it is left out of the video)."""
+        image = picture.image
+        if image is None and picture.jpeg is not None:
+            image = cv2.imdecode(picture.jpeg.reshape(-1), cv2.IMREAD_COLOR)
+            if image is None:
+                log.warning("%s: a frame's JPEG does not decode; left out of the video", self.path)
+                return None
+        assert image is not None and self._video_size is not None
+        if image.ndim == 2:
+            image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+        elif image.shape[2] == 4:
+            image = cv2.cvtColor(image, cv2.COLOR_BGRA2BGR)
+        if (image.shape[1], image.shape[0]) != self._video_size:
+            image = cv2.resize(image, self._video_size, interpolation=cv2.INTER_AREA)
+        return np.ascontiguousarray(image, dtype=np.uint8)
+
     def _open_video(self, size: tuple[int, int]) -> cv2.VideoWriter | None:
+        """A writer that takes JPEG pictures as they are (FFmpeg's); failing that (an
+        OpenCV before 4.9), one that encodes decoded pictures itself."""
         fourcc = cv2.VideoWriter.fourcc(*VIDEO_FOURCC)
+        if _RAW_VIDEO is not None:
+            params = [_RAW_VIDEO, 1]
+            writer = cv2.VideoWriter(
+                str(self.video_path), cv2.CAP_FFMPEG, fourcc, self.fps, size, params
+            )
+            if writer.isOpened():
+                self._raw = True
+                return writer
+            writer.release()
+        self._raw = False
         for api in (cv2.CAP_FFMPEG, cv2.CAP_ANY):
             writer = cv2.VideoWriter(str(self.video_path), api, fourcc, self.fps, size)
             if writer.isOpened():
+                log.info("%s: this OpenCV writes the video by encoding every picture", self.path)
                 return writer
             writer.release()
         return None
