@@ -33,6 +33,7 @@ import cv2
 import numpy as np
 
 from vision.aruco import MarkerDetector
+from vision.frame import Frame
 
 #: Threads that decode (and prepare) frames: the cores of a small machine.
 WORKERS = 2
@@ -44,12 +45,20 @@ Prepare = Callable[[np.ndarray], Any]
 
 @dataclass(frozen=True)
 class Decoded:
-    """One decoded frame: its number, time (seconds), picture and what ``prepare`` made."""
+    """One decoded frame: its number, time (seconds), its picture in grey, what ``prepare``
+    made of that, and either the JPEG ``packet`` it was decoded from or, for a video that
+    is not Motion JPEG, its colour ``image``."""
 
     index: int
     t: float
-    image: np.ndarray
+    gray: np.ndarray
     prepared: Any = None
+    packet: np.ndarray | None = None
+    image: np.ndarray | None = None
+
+    def frame(self) -> Frame:
+        """As a :class:`~vision.frame.Frame` (colour decoded from the packet when asked)."""
+        return Frame(self.image, self.t, self.index, self.packet, self.gray)
 
 
 def is_jpeg(packet: np.ndarray | None) -> bool:
@@ -62,22 +71,31 @@ def is_jpeg(packet: np.ndarray | None) -> bool:
     )
 
 
-def decode(packet: np.ndarray) -> np.ndarray:
-    """A JPEG packet as a BGR picture; ``ValueError`` if it is not one."""
-    image = cv2.imdecode(packet.reshape(-1), cv2.IMREAD_COLOR)
+def decode(packet: np.ndarray, flags: int = cv2.IMREAD_COLOR) -> np.ndarray:
+    """A JPEG packet as a BGR picture (or grey, with ``cv2.IMREAD_GRAYSCALE``);
+    ``ValueError`` if it is not one."""
+    image = cv2.imdecode(packet.reshape(-1), flags)
     if image is None:
         raise ValueError("a frame of the video is not a picture OpenCV can decode")
     return image
 
 
-def _work(packet: np.ndarray, prepare: Prepare | None) -> tuple[np.ndarray, Any] | None:
-    """A packet decoded and prepared; ``None`` for one that is not a picture (a frame cut
+def _work(index: int, t: float, packet: np.ndarray, prepare: Prepare | None) -> Decoded | None:
+    """A packet decoded to grey (all detection needs; colour is decoded from the packet
+    when a view asks) and prepared; ``None`` for one that is not a picture (a frame cut
     short or garbled, as a camera's stream gives when it hiccups): skipped, not fatal."""
     try:
-        image = decode(packet)
+        gray = decode(packet, cv2.IMREAD_GRAYSCALE)
     except ValueError:
         return None
-    return image, (prepare(image) if prepare is not None else None)
+    prepared = prepare(gray) if prepare is not None else None
+    return Decoded(index, t, gray, prepared, packet=packet)
+
+
+def _picture(index: int, t: float, image: np.ndarray, prepare: Prepare | None) -> Decoded:
+    """A picture decoded already (by ``cv2.VideoCapture``), prepared from its grey."""
+    gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    return Decoded(index, t, gray, prepare(gray) if prepare is not None else None, image=image)
 
 
 def _open_raw(path: str) -> tuple[cv2.VideoCapture, np.ndarray] | None:
@@ -110,7 +128,7 @@ def read_ahead(
         return
     capture, first = opened
     fps = capture.get(cv2.CAP_PROP_FPS) or 30.0
-    pending: deque[tuple[int, float, Future[tuple[np.ndarray, Any] | None]]] = deque()
+    pending: deque[Future[Decoded | None]] = deque()
     pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="decode")
     try:
         index = 0
@@ -126,15 +144,14 @@ def read_ahead(
                     break
                 msec = capture.get(cv2.CAP_PROP_POS_MSEC)
                 t = msec / 1000.0 if msec > 0 else index / fps
-                pending.append((index, t, pool.submit(_work, packet.copy(), prepare)))
+                pending.append(pool.submit(_work, index, t, packet.copy(), prepare))
                 index += 1
             if pending:
-                i, t, job = pending.popleft()
-                done = job.result()
+                done = pending.popleft().result()
                 if done is not None:
-                    yield Decoded(i, t, *done)
+                    yield done
     finally:
-        for _, _, job in pending:
+        for job in pending:
             job.cancel()
         pool.shutdown(wait=True)
         capture.release()
@@ -159,7 +176,7 @@ def _read_sequential(path: str, prepare: Prepare | None, ahead: int) -> Iterator
                     break
                 msec = capture.get(cv2.CAP_PROP_POS_MSEC)
                 t = msec / 1000.0 if msec > 0 else index / fps
-                item: object = Decoded(index, t, image, prepare(image) if prepare else None)
+                item: object = _picture(index, t, image, prepare)
                 while not slots.acquire(timeout=0.1):
                     if stop.is_set():
                         return
@@ -242,14 +259,13 @@ class NewestDecoder:
     def _run(self, index: int, t: float, data: np.ndarray) -> None:
         failure: BaseException | None = None
         garbled = False
+        done: Decoded | None = None
         try:
             if data.ndim == 1 or (data.ndim == 2 and data.shape[0] == 1):  # a packet
-                done = _work(data, self.prepare)
+                done = _work(index, t, data, self.prepare)
                 garbled = done is None
-                image, prepared = done if done is not None else (data, None)
             else:
-                image = data
-                prepared = self.prepare(image) if self.prepare is not None else None
+                done = _picture(index, t, data, self.prepare)
         except BaseException as exc:  # handed to the consumer
             failure = exc
         with self._cond:
@@ -257,8 +273,8 @@ class NewestDecoder:
             if garbled:  # a frame cut short: dropped, as one the referee could not keep up with
                 self._order.remove(index)
                 self.dropped += 1
-            elif failure is None:
-                self._done[index] = Decoded(index, t, image, prepared)
+            elif failure is None and done is not None:
+                self._done[index] = done
                 while len(self._done) > self.workers:  # the referee is behind: skip one
                     oldest = min(self._done)
                     del self._done[oldest]

@@ -461,8 +461,7 @@ class Game:
         pose = self.pose
         if pose is None or self.frame is None:
             return None
-        h, w = self.frame.image.shape[:2]
-        return pose.for_views((w, h))
+        return pose.for_views(self.frame.size)
 
     def events_since(self, first_id: int) -> list[Event]:
         with self.lock:
@@ -490,7 +489,8 @@ class Game:
             return measure(self.session, a, b, point)
 
     def jpeg(self, quality: int = 80) -> tuple[int, bytes] | None:
-        """The newest frame as JPEG (encoded once, whoever asks), with its number."""
+        """The newest frame as JPEG, with its number: the camera's own JPEG when it sent
+        one (no decoding, no encoding), else encoded once, whoever asks."""
         with self.lock:
             frame = self.frame
             if frame is None:
@@ -498,12 +498,16 @@ class Game:
             key = (self.generation, frame.index)
             if self._jpeg is not None and self._jpeg[0] == key:
                 return frame.index, self._jpeg[1]
-        ok, data = cv2.imencode(".jpg", frame.image, [cv2.IMWRITE_JPEG_QUALITY, quality])
-        if not ok:
-            return None
+        if frame.jpeg is not None:
+            data = frame.jpeg.tobytes()
+        else:
+            ok, encoded = cv2.imencode(".jpg", frame.image, [cv2.IMWRITE_JPEG_QUALITY, quality])
+            if not ok:
+                return None
+            data = encoded.tobytes()
         with self.lock:
-            self._jpeg = (key, data.tobytes())
-        return frame.index, data.tobytes()
+            self._jpeg = (key, data)
+        return frame.index, data
 
 
 def _poses(generation: int, frame: Frame, arrived: float, seen: Observation) -> dict[str, Any]:

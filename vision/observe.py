@@ -188,7 +188,7 @@ class Observer:
 
     def observe(self, frame: Frame) -> Observation:
         """What ``frame`` shows; a frame without enough anchors changes no track."""
-        found = self.detector.detect(frame.image)
+        found = self.detector.detect(frame.gray)
         try:
             pose = TablePose.solve(found, self.table, self.camera)
         except PoseError:

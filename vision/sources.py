@@ -19,13 +19,13 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
 import numpy as np
 
 from vision.decodepool import WORKERS, NewestDecoder, Prepare, is_jpeg, read_ahead
+from vision.frame import Frame as Frame  # the frames a source gives
 
 # A lost stream is reported once as "camera lost, retrying", not by FFmpeg on every retry,
 # and a camera that is not there is one line of ours, not OpenCV's "[ WARN ...]" lines.
@@ -43,15 +43,6 @@ IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"}
 
 class SourceError(ValueError):
     """A source that cannot be opened: the message says what was tried."""
-
-
-@dataclass(frozen=True)
-class Frame:
-    """One frame: its picture, its time in seconds and its number in the source."""
-
-    image: np.ndarray
-    t: float
-    index: int
 
 
 class FileSource:
@@ -104,7 +95,7 @@ class FileSource:
         self.fps = capture.get(cv2.CAP_PROP_FPS) or 30.0
         capture.release()
         for decoded in read_ahead(self.spec, self.workers, prepare):
-            yield Frame(decoded.image, decoded.t, decoded.index)
+            yield decoded.frame()
 
 
 class LiveSource:
@@ -231,7 +222,7 @@ class LiveSource:
             decoded = self.decoder.take(timeout_s)
             if decoded is None:
                 return
-            yield Frame(decoded.image, decoded.t, decoded.index)
+            yield decoded.frame()
 
     @property
     def dropped(self) -> int:

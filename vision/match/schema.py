@@ -41,8 +41,9 @@ SNAPSHOT_EVERY_S = 1.0
 #: Free space a new match needs in its folder (bytes).
 MIN_FREE_BYTES = 100_000_000
 #: How often (seconds) the writer checks the free space; below ``min_free_bytes`` it
-#: stops the video.
-SPACE_CHECK_S = 5.0
+#: stops the video. A 4K camera's own JPEGs at 30 fps are about 20 MB a second, so the
+#: margin above lasts five checks.
+SPACE_CHECK_S = 1.0
 #: Items waiting for the writer beyond which the backlog is logged (about 30 s of frames).
 BACKLOG_WARN = 900
 #: The states a model's track can be in (``vision.tracking.TrackState`` values).

@@ -39,7 +39,7 @@ import numpy as np
 from calibration.table import TableSpec
 from rules.ruleset import load_ruleset
 from rules.session import Event
-from vision.decodepool import WORKERS, DetectAhead, NewestDecoder, _work, decode
+from vision.decodepool import WORKERS, Decoded, DetectAhead, NewestDecoder, _work, decode
 from vision.match.writer import MatchWriter
 from vision.sources import Frame
 
@@ -110,17 +110,22 @@ def drain(writer: MatchWriter, timeout_s: float = 60.0) -> float:
     return time.perf_counter() - t0
 
 
+def _gray(packet: np.ndarray) -> np.ndarray:
+    return decode(packet, cv2.IMREAD_GRAYSCALE)
+
+
 def decode_only(data: list[np.ndarray], start: int, count: int, workers: int) -> Segment:
-    """Decode ``count`` pictures: on this thread (``workers`` 0) or on a pool, in order."""
+    """Decode ``count`` pictures to grey, as the pipeline decodes them: on this thread
+    (``workers`` 0) or on a pool, in order."""
     seg = Segment(frames=count)
     cpu0, t0 = time.process_time(), time.perf_counter()
     if workers == 0:
         for k in range(count):
-            decode(data[(start + k) % len(data)])
+            _gray(data[(start + k) % len(data)])
             seg.frame_s.append(time.perf_counter() - t0)
     else:
         with ThreadPoolExecutor(workers, thread_name_prefix="bench decode") as pool:
-            for _ in pool.map(decode, (data[(start + k) % len(data)] for k in range(count))):
+            for _ in pool.map(_gray, (data[(start + k) % len(data)] for k in range(count))):
                 pass
     seg.elapsed_s = time.perf_counter() - t0
     seg.cpu_s = time.process_time() - cpu0
@@ -143,7 +148,7 @@ def analyze(
     seg = Segment(frames=count)
     ahead = DetectAhead(lambda: pipeline.observer)
     ahead.install()
-    pending: deque[tuple[int, Future[tuple[np.ndarray, Any]]]] = deque()
+    pending: deque[Future[Decoded | None]] = deque()
     depth = 2 * workers
     cpu0, t0 = time.process_time(), time.perf_counter()
     last = t0
@@ -152,11 +157,12 @@ def analyze(
         while submitted < count or pending:
             while submitted < count and len(pending) < depth:
                 packet = data[(start + submitted) % len(data)]
-                pending.append((submitted, pool.submit(_work, packet, ahead.prepare)))
+                t = (start + submitted) / fps
+                pending.append(pool.submit(_work, start + submitted, t, packet, ahead.prepare))
                 submitted += 1
-            k, job = pending.popleft()
-            image, _ = job.result()
-            frame = Frame(image, (start + k) / fps, start + k)
+            decoded = pending.popleft().result()
+            assert decoded is not None
+            frame = decoded.frame()
             events = pipeline.process(frame)
             if record is not None:
                 record(frame, events)
@@ -206,7 +212,7 @@ def live(
                 if finished.is_set() and decoder.idle:
                     break
                 continue
-            frame = Frame(decoded.image, decoded.t, decoded.index)
+            frame = decoded.frame()
             events = pipeline.process(frame)
             if record is not None:
                 record(frame, events)

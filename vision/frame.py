@@ -1,0 +1,68 @@
+"""One frame of a source: its time, its number, and its picture in grey, colour and JPEG."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+
+class Frame:
+    """One frame: its picture, its time in seconds and its number in the source.
+
+    A camera's (or a Motion JPEG file's) frame keeps the JPEG picture it came as in
+    ``jpeg`` and is decoded to grey only, which is all marker detection needs (a third of
+    the time of a colour decode at 4K); its colour ``image`` is decoded from ``jpeg`` when
+    something asks for it (a view, a snapshot), once. Recording writes ``jpeg`` as it came.
+    """
+
+    __slots__ = ("_gray", "_image", "index", "jpeg", "t")
+
+    def __init__(
+        self,
+        image: np.ndarray | None,
+        t: float,
+        index: int,
+        jpeg: np.ndarray | None = None,
+        gray: np.ndarray | None = None,
+    ) -> None:
+        if image is None and gray is None:
+            raise ValueError("Frame: needs a picture (image or gray)")
+        self.t = t
+        self.index = index
+        #: The picture as the camera encoded it (uint8 JPEG bytes), or ``None``.
+        self.jpeg = jpeg
+        self._image = image
+        self._gray = gray
+
+    @property
+    def image(self) -> np.ndarray:
+        """The picture in colour (BGR), decoded from ``jpeg`` the first time it is asked
+        for when the frame came as grey."""
+        if self._image is None:
+            decoded = None
+            if self.jpeg is not None:
+                decoded = cv2.imdecode(self.jpeg.reshape(-1), cv2.IMREAD_COLOR)
+            if decoded is None:
+                assert self._gray is not None
+                decoded = cv2.cvtColor(self._gray, cv2.COLOR_GRAY2BGR)
+            self._image = decoded
+        return self._image
+
+    @property
+    def gray(self) -> np.ndarray:
+        """The picture in grey, for detection."""
+        if self._gray is None:
+            assert self._image is not None
+            image = self._image
+            self._gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+        return self._gray
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """Width and height in pixels."""
+        shown = self._gray if self._gray is not None else self._image
+        assert shown is not None
+        return shown.shape[1], shown.shape[0]
+
+    def __repr__(self) -> str:
+        return f"Frame(index={self.index}, t={self.t:.3f}, size={self.size})"
