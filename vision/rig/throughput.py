@@ -17,11 +17,13 @@ same state (the ratio columns are medians over rounds of the ratios of fps):
 
 * baseline: decode, then ``cv2.aruco.ArucoDetector.detectMarkers`` with OpenCV's default
   parameters and the table's dictionary;
-* decode only, on one thread and on a pool of 2 (``vision.rig.poolbench``): the ceiling
-  of any loop that decodes every frame;
+* decode only, on one thread and on a pool of 2 (``vision.rig.poolbench``): the clip's
+  JPEG pictures decoded to grey, as the referee decodes them, the ceiling of any loop
+  that decodes every frame;
 * the baseline with decoding on a reader thread;
-* pipeline, sequential: decode, ``Pipeline.process`` (its session in a movement phase)
-  and the record;
+* pipeline, sequential: decode (the JPEG picture read as it is and decoded to grey, as
+  ``FileSource`` does; the colour picture is never needed), ``Pipeline.process`` (its
+  session in a movement phase) and the record;
 * pipeline, threaded decode: a reader thread decodes and hands frames over through a
   queue of one frame;
 * analyze: the frames decoded and their markers detected ahead on the decode pool, in
@@ -35,7 +37,8 @@ each frame waits for the one before it). Where the time goes comes from the sequ
 loop, each stage of ``process`` timed in place.
 
 Recording is on by default (``run(recording=True)``, as ``bench pipeline`` runs): every
-pipeline loop writes a match file and its full-size MJPG video on the recorder's thread,
+pipeline loop writes a match file and its MJPG video (the clip's own JPEG pictures) on
+the recorder's thread,
 and a loop's round ends when its record has caught up. ``record``, a hook called with
 each frame and its events, is for tests.
 
@@ -68,7 +71,7 @@ from calibration.table import MM_PER_IN, Anchor, TableKeys, TableSpec
 from rules.ruleset import load_ruleset
 from rules.scene import Table
 from rules.session import Event, Session
-from vision.decodepool import WORKERS
+from vision.decodepool import WORKERS, decode
 from vision.match.writer import MatchWriter
 from vision.observe import Observer
 from vision.rig.accuracy import marked_model, scene_camera
@@ -305,13 +308,27 @@ def make_footage(
 
 
 class _Video:
-    """A video file read on and on: at its end it starts again."""
+    """A video file read on and on: at its end it starts again. With ``packets``, its
+    frames are read as the JPEG pictures they are and decoded to grey, as the referee's
+    sources do (``vision.decodepool``); else decoded in colour by ``cv2.VideoCapture``."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, packets: bool = False) -> None:
         self.path = path
+        self.packets = packets
         self.capture = cv2.VideoCapture(str(path))
         if not self.capture.isOpened():
             raise OSError(f"{path}: not a video OpenCV can read")
+        if packets and not self.capture.set(cv2.CAP_PROP_FORMAT, -1):
+            raise OSError(f"{path}: OpenCV cannot read its frames undecoded")
+
+    def next_frame(self, index: int) -> Frame:
+        """The next frame, as frame ``index`` of a camera at ``CAMERA_FPS``."""
+        data = self.read()
+        if not self.packets:
+            return _frame(data, index)
+        packet = data.copy()
+        gray = decode(packet, cv2.IMREAD_GRAYSCALE)
+        return Frame(None, index / CAMERA_FPS, index, jpeg=packet, gray=gray)
 
     def read(self) -> np.ndarray:
         ok, image = self.capture.read()
@@ -422,7 +439,7 @@ def _pipeline(
         for k in range(count):
             clock.spent = {}
             t0 = time.perf_counter()
-            frame = _frame(video.read(), start + k)
+            frame = video.next_frame(start + k)
             t1 = time.perf_counter()
             events = pipeline.process(frame)
             t2 = time.perf_counter()
@@ -469,8 +486,7 @@ def _threaded(
     def read() -> None:
         try:
             for k in range(count):
-                image = video.read()
-                put((_frame(image, start + k), time.perf_counter()))
+                put((video.next_frame(start + k), time.perf_counter()))
         except BaseException as exc:  # handed to the consumer, raised there
             failed.append(exc)
             put(None)
@@ -675,7 +691,9 @@ def measure(
         ANALYZE_UNRECORDED: [],
     }
     # Each loop reads its own copy of the clip on from where its last round stopped.
-    videos = {name: _Video(footage.path) for name in loops}
+    videos = {
+        name: _Video(footage.path, packets=name in (PIPELINE, PIPELINE_THREADED)) for name in loops
+    }
     try:
         for r in range(rounds):
             start = r * per_round
@@ -821,8 +839,8 @@ def report(rows: list[Row]) -> str:
         "recording: "
         + (
             "ON in every pipeline row (pipeline, analyze, live) but 'recording off': each "
-            "writes its match file and its full-size MJPG video on the recorder's thread, "
-            "timed with it"
+            "writes its match file and its MJPG video (the camera's JPEG pictures as they "
+            "came) on the recorder's thread, timed with it"
             if recorded
             else "off: these figures are without recording"
         ),
@@ -847,8 +865,8 @@ def report(rows: list[Row]) -> str:
         "baseline's, x same: over the baseline",
         "that decodes the same way (medians over rounds). cpu ms: CPU time per frame, all "
         "threads. decode only: the",
-        "clip's JPEG frames decoded and nothing else, the ceiling of any loop that decodes "
-        "every frame. analyze: the",
+        "clip's JPEG frames decoded to grey (as the pipeline decodes them) and nothing else, "
+        "the ceiling of any loop that decodes every frame. analyze: the",
         "file's frames in order, decoded and detected ahead on a pool of 2 threads, "
         "as `tablesight analyze` runs; recording off: the same without a match file, what "
         "recording costs.",
@@ -888,8 +906,8 @@ def report(rows: list[Row]) -> str:
         )
         lines.append(f"{r.resolution:<7}{r.loop:<34}{cells}{sum(r.stages_ms.values()):>8.2f}")
     lines += [
-        "detect: the baseline's is detectMarkers with OpenCV's defaults; the pipeline's is "
-        "grey conversion, detectMarkers",
+        "decode: the baseline's in colour, the pipeline's to grey. detect: the baseline's is "
+        "detectMarkers with OpenCV's defaults; the pipeline's is detectMarkers",
         "with the project's settings and the cell check. judge+rest: sightings, the "
         "session's judgements, the rest of process.",
         "",
