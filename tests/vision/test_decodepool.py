@@ -13,6 +13,8 @@ import pytest
 
 from vision.aruco import MarkerDetector
 from vision.decodepool import DetectAhead, NewestDecoder, read_ahead
+from vision.rig.poolbench import packets as read_packets
+from vision.rig.webcam import timed_pictures
 from vision.sources import FileSource
 
 
@@ -31,23 +33,11 @@ def _clip(path: Path, n: int = 20, fourcc: str = "MJPG") -> Path:
     return path
 
 
-def _captured(path: Path) -> list[tuple[float, np.ndarray]]:
-    capture = cv2.VideoCapture(str(path))
-    out = []
-    while True:
-        ok, image = capture.read()
-        if not ok:
-            break
-        out.append((capture.get(cv2.CAP_PROP_POS_MSEC) / 1000.0, image))
-    capture.release()
-    return out
-
-
 @pytest.mark.parametrize("workers", [1, 2, 3])
 def test_every_frame_in_order_with_the_pixels_videocapture_gives(tmp_path, workers):
     clip = _clip(tmp_path / "clip.avi")
-    expected = _captured(clip)
-    packets = _packets(clip)
+    expected = timed_pictures(clip)
+    packets = read_packets(clip)
     got = list(read_ahead(str(clip), workers=workers))
     assert [d.index for d in got] == list(range(len(expected))) and len(got) == 20
     for d, (t, image) in zip(got, expected, strict=True):
@@ -76,7 +66,7 @@ def test_markers_found_ahead_are_those_found_on_videocapture_frames(tmp_path):
     ahead = DetectAhead(lambda: observer)
     ahead.install()
     for frame, (_, image) in zip(
-        FileSource(str(clip)).frames(prepare=ahead.prepare), _captured(clip), strict=True
+        FileSource(str(clip)).frames(prepare=ahead.prepare), timed_pictures(clip), strict=True
     ):
         found = observer.detector.detect(frame.gray)  # looked up, not detected again
         direct = detector.detect(image)
@@ -87,7 +77,7 @@ def test_markers_found_ahead_are_those_found_on_videocapture_frames(tmp_path):
 
 def test_a_video_that_is_not_mjpg_is_read_in_order(tmp_path):
     clip = _clip(tmp_path / "clip.avi", 10, fourcc="XVID")
-    expected = _captured(clip)
+    expected = timed_pictures(clip)
     if not expected:
         pytest.skip("no XVID encoder in this OpenCV")
     got = list(read_ahead(str(clip), workers=2))
@@ -106,20 +96,8 @@ def test_a_stop_mid_file_closes_the_pool(tmp_path):
     assert threading.active_count() <= before
 
 
-def _packets(path: Path) -> list[np.ndarray]:
-    capture = cv2.VideoCapture(str(path))
-    assert capture.set(cv2.CAP_PROP_FORMAT, -1)
-    out = []
-    while True:
-        ok, packet = capture.read()
-        if not ok:
-            break
-        out.append(packet.copy())
-    return out
-
-
 def test_live_frames_all_decoded_in_order_when_the_referee_keeps_up(tmp_path):
-    packets = _packets(_clip(tmp_path / "clip.avi"))
+    packets = read_packets(_clip(tmp_path / "clip.avi"))
     decoder = NewestDecoder(workers=2)
     taken = []
     try:
@@ -139,7 +117,7 @@ def test_live_frames_all_decoded_in_order_when_the_referee_keeps_up(tmp_path):
 def test_a_frame_cut_short_is_dropped_not_fatal(tmp_path):
     """A camera that hiccups sends a frame cut short (or garbage after a JPEG start): it is
     counted as dropped, and the frames after it come as before."""
-    packets = _packets(_clip(tmp_path / "clip.avi"))[:3]
+    packets = read_packets(_clip(tmp_path / "clip.avi"))[:3]
     start = packets[1].reshape(-1)[:2]  # the JPEG start marker, then noise
     garbage = np.concatenate([start, np.full(500, 7, np.uint8)]).reshape(1, -1)
     decoder = NewestDecoder(workers=1)
@@ -158,7 +136,7 @@ def test_a_frame_cut_short_is_dropped_not_fatal(tmp_path):
 
 
 def test_live_frames_a_slow_referee_gets_newer_frames_never_older(tmp_path):
-    packets = _packets(_clip(tmp_path / "clip.avi"))
+    packets = read_packets(_clip(tmp_path / "clip.avi"))
     decoder = NewestDecoder(workers=2)
     try:
         for k, packet in enumerate(packets):  # all arrive at once: the referee is slow

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from vision.match.replay import Replay
+from vision.rig.webcam import pictures
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "necromunda"
 #: Seconds of the clip to record before the program is stopped.
@@ -29,15 +30,7 @@ RECORD_S = 9.0
 
 
 def _clip_frames(count: int) -> list[np.ndarray]:
-    capture = cv2.VideoCapture(str(SAMPLE / "match.mp4"))
-    frames = []
-    while len(frames) < count:
-        ok, image = capture.read()
-        if not ok:
-            break
-        frames.append(image)
-    capture.release()
-    return frames
+    return pictures(SAMPLE / "match.mp4", count)
 
 
 def _mad(a: np.ndarray, b: np.ndarray) -> float:

@@ -15,7 +15,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import cv2
 import numpy as np
 import pytest
 
@@ -32,6 +31,7 @@ from vision.rig import footage
 from vision.rig.footage import REACH_S, Bump, Cover, Move, Storyboard, frames, write_video
 from vision.rig.storyboard_file import load_storyboard
 from vision.rig.synth import PlacedMarker, render_table
+from vision.rig.webcam import pictures as read_pictures
 from vision.roster import profile
 from vision.tracking import Tracker
 
@@ -298,14 +298,7 @@ def test_video_files_read_back(story, tmp_path, suffix):
     assert (info.frames, info.seconds) == (15, 0.5)
     assert info.fourcc == {".mp4": "mp4v", ".avi": "MJPG"}[suffix]
     original = next(frames(clip)).image
-    capture = cv2.VideoCapture(str(info.path))
-    pictures = []
-    while True:
-        ok, image = capture.read()
-        if not ok:
-            break
-        pictures.append(image)
-    capture.release()
+    pictures = read_pictures(info.path)
     assert len(pictures) == 15 and pictures[0].shape == (720, 1280, 3)
     assert np.abs(pictures[0].astype(int) - original).mean() < 3.0  # levels out of 255
     assert set(MarkerDetector("4x4_50").detect(pictures[0]).ids.tolist()) == EVERY_MARKER

@@ -32,6 +32,8 @@ from vision.match.export import export
 from vision.match.reader import Match
 from vision.match.replay import avi_pictures
 from vision.match.writer import MatchWriter
+from vision.rig.poolbench import packets
+from vision.rig.webcam import pictures as read_pictures
 from vision.roster import RosterModel, TerrainPiece
 from vision.setup import Setup
 from vision.sources import Frame
@@ -361,28 +363,7 @@ def camera_frame(k: int, size: tuple[int, int] = (320, 240)) -> Frame:
 
 def video_packets(path: Path) -> list[bytes]:
     """Every picture of the video as stored, read by FFmpeg without decoding."""
-    capture = cv2.VideoCapture(str(path), cv2.CAP_FFMPEG)
-    assert capture.set(cv2.CAP_PROP_FORMAT, -1)
-    packets = []
-    while True:
-        ok, data = capture.read()
-        if not ok:
-            break
-        packets.append(data.tobytes())
-    capture.release()
-    return packets
-
-
-def video_pictures(path: Path) -> list[np.ndarray]:
-    capture = cv2.VideoCapture(str(path))
-    pictures = []
-    while True:
-        ok, image = capture.read()
-        if not ok:
-            break
-        pictures.append(image)
-    capture.release()
-    return pictures
+    return [p.tobytes() for p in packets(path)]
 
 
 def mean_difference(a: np.ndarray, b: np.ndarray) -> float:
@@ -406,7 +387,7 @@ def test_a_cameras_jpeg_is_written_byte_for_byte(tmp_path: Path) -> None:
         assert match.meta["video_frames"] == 40
         assert [f.video_frame for f in match.frames()] == list(range(40))
     # an ordinary capture decodes it: the pictures are the camera's
-    pictures = video_pictures(video)
+    pictures = read_pictures(video)
     assert len(pictures) == 40
     assert max(mean_difference(p, scene(k)) for k, p in enumerate(pictures)) < 3.0
 
@@ -434,7 +415,7 @@ def test_pictures_without_a_jpeg_are_encoded_and_mix_with_a_cameras(tmp_path: Pa
         assert jpeg is not None and packets[k] == jpeg.tobytes()
     big = frames[5].jpeg
     assert big is not None and packets[5] != big.tobytes()
-    pictures = video_pictures(video)
+    pictures = read_pictures(video)
     assert [p.shape for p in pictures] == [(240, 320, 3)] * 7
     expected = [scene(0), scene(1), scene(2), scene(3), cv2.merge([grey] * 3)]
     expected += [cv2.resize(scene(5, (640, 480)), (320, 240), interpolation=cv2.INTER_AREA)]
@@ -467,7 +448,7 @@ def test_an_opencv_that_cannot_write_jpeg_as_it_came_encodes_every_picture(
     with MatchWriter(path, SETUP) as writer:
         for frame in frames:
             writer.frame(frame, {})
-    pictures = video_pictures(path.with_suffix(".avi"))
+    pictures = read_pictures(path.with_suffix(".avi"))
     expected = [scene(0), scene(1)]
     expected += [cv2.resize(scene(2, (640, 480)), (320, 240), interpolation=cv2.INTER_AREA)]
     assert len(pictures) == 3

@@ -160,3 +160,22 @@ def _write_h264(
         for packet in stream.encode():
             container.mux(packet)
     return count
+
+
+def pictures(path: Path, count: int | None = None) -> list[np.ndarray]:
+    """A video's pictures in order (the first ``count``), as ``cv2.VideoCapture`` decodes
+    them: what a test reads back."""
+    return [image for _, image in timed_pictures(path, count)]
+
+
+def timed_pictures(path: Path, count: int | None = None) -> list[tuple[float, np.ndarray]]:
+    """The video's pictures in order (the first ``count``), each with its time in seconds."""
+    capture = cv2.VideoCapture(str(path))
+    out = []
+    while count is None or len(out) < count:
+        ok, image = capture.read()
+        if not ok:
+            break
+        out.append((capture.get(cv2.CAP_PROP_POS_MSEC) / 1000.0, image))
+    capture.release()
+    return out
