@@ -176,58 +176,117 @@ class CalibrationError(ValueError):
     """The views cannot calibrate a camera (too few usable ones, say)."""
 
 
-def calibrate(views: Iterable[tuple[str, np.ndarray]], board_spec: BoardSpec) -> Calibration:
-    """Calibrate from named ChArUco views; blurry and duplicate views are refused."""
-    board = board_spec.board()
-    detector = cv2.aruco.CharucoDetector(board)
-    obj_points, img_points, used, rejected = [], [], [], {}
-    kept_corners: list[tuple[np.ndarray, np.ndarray]] = []
-    size: tuple[int, int] | None = None
-    for name, image in views:
+@dataclass(frozen=True)
+class ViewCheck:
+    """One board view as a calibration judges it: kept, or why not (``reason``, in the
+    words ``Calibration.rejected`` uses), with the board corners found (pixels) and their
+    sharpness (None when the board was not found)."""
+
+    name: str
+    kept: bool
+    reason: str = ""
+    corners_px: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
+    sharpness: float | None = None
+
+
+class BoardViews:
+    """ChArUco views taken one at a time, each kept or refused: another picture size than
+    the first view's, the board not found (under ``MIN_CORNERS`` corners), blurry
+    (sharpness under ``BLUR_MIN``) or a duplicate of a kept view. :func:`calibrate` is
+    this over a sequence of views."""
+
+    def __init__(self, board_spec: BoardSpec) -> None:
+        self.board_spec = board_spec
+        self._board = board_spec.board()
+        self._detector = cv2.aruco.CharucoDetector(self._board)
+        self.size: tuple[int, int] | None = None
+        self.used: list[str] = []
+        self.rejected: dict[str, str] = {}
+        self._obj_points: list[np.ndarray] = []
+        self._img_points: list[np.ndarray] = []
+        self._kept: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def add(self, name: str, image: np.ndarray) -> ViewCheck:
+        """Judge one view (BGR or grey), keeping it when it is of use."""
         gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
         this_size = (gray.shape[1], gray.shape[0])
-        if size is None:
-            size = this_size
-        elif this_size != size:
-            rejected[name] = f"size {this_size[0]}x{this_size[1]}, the others {size[0]}x{size[1]}"
-            continue
-        corners, ids, _, _ = detector.detectBoard(gray)
+        if self.size is None:
+            self.size = this_size
+        elif this_size != self.size:
+            size = self.size
+            return self._refuse(
+                name, f"size {this_size[0]}x{this_size[1]}, the others {size[0]}x{size[1]}"
+            )
+        corners, ids, _, _ = self._detector.detectBoard(gray)
         if ids is None or len(ids) < MIN_CORNERS:
-            rejected[name] = f"board not found ({0 if ids is None else len(ids)} corners)"
-            continue
+            found = np.zeros((0, 2)) if corners is None else corners.reshape(-1, 2)
+            reason = f"board not found ({0 if ids is None else len(ids)} corners)"
+            return self._refuse(name, reason, found)
         sharpness = _sharpness(gray, corners)
-        if sharpness < BLUR_MIN:
-            rejected[name] = f"blurry (sharpness {sharpness:.0f} < {BLUR_MIN:.0f})"
-            continue
         ids = ids.reshape(-1)
         pts = corners.reshape(-1, 2)
-        if any(_same_view(ids, pts, k_ids, k_pts) for k_ids, k_pts in kept_corners):
-            rejected[name] = "a duplicate of an earlier view"
-            continue
+        if sharpness < BLUR_MIN:
+            reason = f"blurry (sharpness {sharpness:.0f} < {BLUR_MIN:.0f})"
+            return self._refuse(name, reason, pts, sharpness)
+        if any(_same_view(ids, pts, k_ids, k_pts) for k_ids, k_pts in self._kept):
+            return self._refuse(name, "a duplicate of an earlier view", pts, sharpness)
         # a ChArUco board takes the (N, 1, 2) corner array; the stubs want a sequence
-        obj, img = board.matchImagePoints(corners, ids)  # type: ignore[call-overload]
-        obj_points.append(obj)
-        img_points.append(img)
-        kept_corners.append((ids, pts))
-        used.append(name)
-    if size is None or len(used) < 3:
-        detail = "; ".join(f"{k}: {v}" for k, v in rejected.items())
-        raise CalibrationError(
-            f"need at least 3 usable board views, got {len(used)}"
-            + (f" ({detail})" if detail else "")
+        obj, img = self._board.matchImagePoints(corners, ids)  # type: ignore[call-overload]
+        self._obj_points.append(obj)
+        self._img_points.append(img)
+        self._kept.append((ids, pts))
+        self.used.append(name)
+        return ViewCheck(name, True, "", pts, sharpness)
+
+    def _refuse(
+        self,
+        name: str,
+        reason: str,
+        corners_px: np.ndarray | None = None,
+        sharpness: float | None = None,
+    ) -> ViewCheck:
+        self.rejected[name] = reason
+        found = np.zeros((0, 2)) if corners_px is None else corners_px
+        return ViewCheck(name, False, reason, found, sharpness)
+
+    def coverage_grid(self, cells: int = 5) -> np.ndarray:
+        """Which cells of a ``cells`` x ``cells`` grid over the frame (rows from the top)
+        a corner of a kept view fell in."""
+        if self.size is None:
+            return np.zeros((cells, cells), dtype=bool)
+        return coverage_grid([p for _, p in self._kept], self.size, cells)
+
+    def calibrate(self) -> Calibration:
+        """The camera from the kept views; a :class:`CalibrationError` under three."""
+        size = self.size
+        if size is None or len(self.used) < 3:
+            detail = "; ".join(f"{k}: {v}" for k, v in self.rejected.items())
+            raise CalibrationError(
+                f"need at least 3 usable board views, got {len(self.used)}"
+                + (f" ({detail})" if detail else "")
+            )
+        rms, k, dist, _, _ = cv2.calibrateCamera(
+            self._obj_points, self._img_points, size, None, None
         )
-    rms, k, dist, _, _ = cv2.calibrateCamera(obj_points, img_points, size, None, None)
-    camera = CameraModel(size, k, dist.reshape(-1), float(rms), board_spec)
-    coverage = _coverage([p for _, p in kept_corners], size)
-    warnings = []
-    if rms > 1.0:
-        warnings.append(f"RMS reprojection error {rms:.2f} px is over 1 px: recheck the views")
-    if coverage < 0.6:
-        warnings.append(
-            f"the board covered only {coverage:.0%} of the frame: add views with it near the "
-            f"edges and corners"
-        )
-    return Calibration(camera, used, rejected, coverage, warnings)
+        camera = CameraModel(size, k, dist.reshape(-1), float(rms), self.board_spec)
+        coverage = float(self.coverage_grid().mean())
+        warnings = []
+        if rms > 1.0:
+            warnings.append(f"RMS reprojection error {rms:.2f} px is over 1 px: recheck the views")
+        if coverage < 0.6:
+            warnings.append(
+                f"the board covered only {coverage:.0%} of the frame: add views with it near "
+                f"the edges and corners"
+            )
+        return Calibration(camera, list(self.used), dict(self.rejected), coverage, warnings)
+
+
+def calibrate(views: Iterable[tuple[str, np.ndarray]], board_spec: BoardSpec) -> Calibration:
+    """Calibrate from named ChArUco views; blurry and duplicate views are refused."""
+    kept = BoardViews(board_spec)
+    for name, image in views:
+        kept.add(name, image)
+    return kept.calibrate()
 
 
 def read_views(paths: Iterable[Path], every: int = 15) -> Iterator[tuple[str, np.ndarray]]:
@@ -267,14 +326,15 @@ def _same_view(ids: np.ndarray, pts: np.ndarray, k_ids: np.ndarray, k_pts: np.nd
     return bool(np.linalg.norm(pts[a] - k_pts[b], axis=1).mean() < DUPLICATE_PX)
 
 
-def _coverage(views: list[np.ndarray], size: tuple[int, int], cells: int = 5) -> float:
-    """Share of a 5 x 5 grid over the frame that some board corner fell in."""
+def coverage_grid(views: list[np.ndarray], size: tuple[int, int], cells: int = 5) -> np.ndarray:
+    """Which cells of a ``cells`` x ``cells`` grid over the frame some board corner fell in
+    (rows from the top); ``views`` are each view's corners (N, 2) in pixels."""
     hit = np.zeros((cells, cells), dtype=bool)
     for pts in views:
         cx = np.clip((pts[:, 0] / size[0] * cells).astype(int), 0, cells - 1)
         cy = np.clip((pts[:, 1] / size[1] * cells).astype(int), 0, cells - 1)
         hit[cy, cx] = True
-    return float(hit.mean())
+    return hit
 
 
 def _check_dictionary(path: Path, key: str, name: str) -> None:
