@@ -23,6 +23,7 @@ os.environ.setdefault("OPENCV_LOG_LEVEL", "ERROR")
 os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")
 
 if TYPE_CHECKING:
+    from calibration.printing import SheetEntry
     from rules.session import Event
     from vision.game import Game
     from vision.match.writer import MatchWriter
@@ -410,6 +411,52 @@ def _id_list(text: str) -> list[int]:
     return out
 
 
+def _sheet_entries(
+    roster_path: Path | None, terrain_path: Path | None, table_path: Path | None, name: str | None
+) -> tuple[str, list[SheetEntry], list[str]]:
+    """``markers --roster``: the dictionary, the models' and pieces' markers as entries of a
+    sheet, and where each is written (``roster.toml: models[0]``)."""
+    from click.core import ParameterSource
+
+    from calibration.dictionaries import dictionary_id
+    from calibration.printing import SheetEntry
+    from rules.scenario import base_of
+    from vision.roster import load_roster, load_terrain
+    from vision.setup import load_table_files
+
+    source = click.get_current_context().get_parameter_source
+    given = [n for n in ("ids", "size_mm", "ring_mm") if source(n) is ParameterSource.COMMANDLINE]
+    if given:
+        options = " and ".join(f"--{n.replace('_', '-')}" for n in given)
+        fail(f"{options}: the roster gives each marker's id and size; leave them out")
+    if roster_path is None and terrain_path is None:
+        fail("--table: give --roster roster.toml (or --terrain terrain.toml) to print")
+    if table_path is not None:
+        table, roster, terrain, _ = load_table_files(table_path, roster_path, terrain_path)
+        if name is not None and dictionary_id(name) != dictionary_id(table.table.dictionary):
+            fail(f"--dictionary {name}: {table_path} has dictionary {table.table.dictionary}")
+        name = table.table.dictionary
+    elif name is None:
+        fail("--roster: give --table table.toml (for its dictionary) or --dictionary")
+    else:
+        dictionary_id(name)
+        roster = load_roster(roster_path, dictionary=name) if roster_path else []
+        taken = {m.marker for m in roster}
+        terrain = load_terrain(terrain_path, taken, name) if terrain_path else []
+    units = [f", unit {m.unit}" if m.unit else "" for m in roster]
+    entries = [
+        SheetEntry(
+            m.marker, m.marker_size_mm, m.id, m.side + u, base_of(m.base), m.marker_offset_mm
+        )
+        for m, u in zip(roster, units, strict=True)
+    ] + [SheetEntry(t.marker, t.marker_size_mm, t.id, "terrain") for t in terrain]
+    where = [f"{roster_path}: models[{i}]" for i in range(len(roster))]
+    where += [f"{terrain_path}: terrain[{i}]" for i in range(len(terrain))]
+    if not entries:
+        fail(f"{roster_path or terrain_path}: no models or terrain pieces to print")
+    return name, entries, where
+
+
 @main.command()
 @click.option(
     "-o",
@@ -427,6 +474,9 @@ def _id_list(text: str) -> list[int]:
 @click.option("--squares", default="5x7", show_default=True, help="ChArUco squares, X x Y.")
 @click.option("--square-mm", default=30.0, show_default=True, help="ChArUco square side.")
 @click.option("--marker-mm", default=22.0, show_default=True, help="ChArUco marker side.")
+@click.option("--roster", "roster_path", type=click.Path(path_type=Path), help="roster.toml")
+@click.option("--terrain", "terrain_path", type=click.Path(path_type=Path), help="terrain.toml")
+@click.option("--table", "table_path", type=click.Path(path_type=Path), help="table.toml")
 def markers(
     output: Path,
     ids: str,
@@ -438,14 +488,29 @@ def markers(
     squares: str,
     square_mm: float,
     marker_mm: float,
+    roster_path: Path | None,
+    terrain_path: Path | None,
+    table_path: Path | None,
 ) -> None:
     """Write a print-ready PDF of ArUco markers (or the ChArUco board) at exact size.
 
+    With --roster (and --table or --dictionary) it prints every model's marker at its
+    marker_size_mm in a dashed outline of its base to cut along (placed by
+    marker_offset_mm), its id, side and unit under it; --terrain adds each piece's marker,
+    cut square. A marker too big for its base, with its one-cell white border, is refused.
     Print at 100% (actual size) and check the 10 mm ruler on the page.
     """
-    from calibration.printing import charuco_sheet, marker_sheet
+    from calibration.printing import SheetEntryError, charuco_sheet, marker_sheet, roster_sheet
 
+    where: list[str] = []
     try:
+        if roster_path or terrain_path or table_path:
+            if charuco:
+                fail("--charuco prints the calibration board: leave out --roster and --terrain")
+            name, entries, where = _sheet_entries(roster_path, terrain_path, table_path, dictionary)
+            pages = roster_sheet(output, entries, name, paper)  # type: ignore[arg-type]
+            click.echo(f"wrote {output}: {pages} page(s), {len(entries)} markers; print at 100%")
+            return
         if charuco:
             sx, _, sy = squares.lower().partition("x")
             if not (sx.isdigit() and sy.isdigit()):
@@ -466,9 +531,12 @@ def markers(
             _id_list(ids),
             size_mm,
             dictionary or "4x4_50",
-            paper,
-            ring_mm,  # type: ignore[arg-type]
+            paper,  # type: ignore[arg-type]
+            ring_mm,
         )
+    except SheetEntryError as exc:
+        field = {"size_mm": "marker_size_mm", "offset_mm": "marker_offset_mm"}.get(exc.field)
+        fail(f"{where[exc.index]}.{field or exc.field}: {exc.reason}")
     except ValueError as exc:
         fail(str(exc))
     except OSError as exc:

@@ -5,6 +5,8 @@ the bit patterns OpenCV itself uses (``cv2.aruco.generateImageMarker``), so a ma
 at 100 % is exactly ``size_mm`` wide: the side of its black square, border included. Every
 page carries a 10 mm ruler and a line asking the user to check the printer did not scale
 the page; the PDF also asks the print dialogue for no scaling (``/PrintScaling /None``).
+A roster's sheet (:func:`roster_sheet`) prints each model's marker at its own size inside
+a dashed outline of its base, to cut along, and its name under it.
 
 >>> markers_per_page(15.0, "4x4_50", "a4")
 63
@@ -25,6 +27,7 @@ from fpdf.enums import PathPaintRule
 from fpdf.prefs import ViewerPreferences
 
 from calibration.dictionaries import dictionary_id
+from rules.geometry import Base
 
 Paper = Literal["a4", "letter"]
 
@@ -284,6 +287,284 @@ def marker_sheet(
         _draw_footer(pdf, first, second)
     pdf.output(os.fspath(path))
     return pages
+
+
+# -- a roster's sheet: each marker at its own size, with the outline of what it goes on --
+
+#: Line width of the dashed cut guides of a roster sheet, and their dashes and gaps.
+CUT_LINE_MM = 0.2
+CUT_DASH_MM = (1.2, 0.8)
+_CUT_GREY = 110
+_LABEL_LINE_MM = 2.4  # from one line of a label to the next
+_LABEL_MM = _LABEL_BASELINE_MM + _LABEL_LINE_MM + 0.8  # the label under a cut guide
+
+
+class SheetEntryError(ValueError):
+    """An entry of a roster sheet that cannot be printed, as ``entries[3].size_mm: ...``;
+    ``index``, ``field`` and ``reason`` let a caller name it in its own file instead."""
+
+    def __init__(self, index: int, field: str, reason: str) -> None:
+        super().__init__(f"entries[{index}].{field}: {reason}")
+        self.index = index
+        self.field = field
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class SheetEntry:
+    """One marker of a roster sheet and what it is cut out for.
+
+    ``name`` and ``detail`` are printed under it (a model's id; its side and unit).
+    ``base`` is the base it is glued on (``length_mm`` runs up the page, the way the
+    marker's top edge faces), or None for a terrain piece: then the cut guide is a square
+    at the quiet zone's edge. ``offset_mm`` = (forward, left) is where the marker's centre
+    sits from the base's centre, as ``marker_offset_mm`` in ``roster.toml``; a marker
+    that, so placed, does not lie on its base with its quiet zone (a tab, a card on the
+    figure) is cut out square too.
+    """
+
+    marker: int
+    size_mm: float
+    name: str
+    detail: str = ""
+    base: Base | None = None
+    offset_mm: tuple[float, float] = (0.0, 0.0)
+
+
+def _on_base(base: Base, centre: tuple[float, float], half: float) -> bool:
+    """Whether the square of half-side ``half`` around the marker's centre lies inside the
+    base whose centre is at ``centre`` from the marker's (mm, x right, y down the page)."""
+    a, b = base.width_mm / 2, base.length_mm / 2
+    corners = [(sx * half - centre[0], sy * half - centre[1]) for sx in (-1, 1) for sy in (-1, 1)]
+    if base.shape == "rect":
+        return all(abs(x) <= a + 1e-9 and abs(y) <= b + 1e-9 for x, y in corners)
+    return all((x / a) ** 2 + (y / b) ** 2 <= 1 + 1e-9 for x, y in corners)
+
+
+def largest_marker_mm(base: Base, dictionary: str = "4x4_50") -> float:
+    """The side of the largest marker that lies on ``base``, centred, with its one-cell
+    quiet zone (mm, floored to 0.1 mm): what a roster sheet prints at most.
+
+    >>> largest_marker_mm(Base.round(32)), largest_marker_mm(Base("oval", 60, 35))
+    (16.9, 22.6)
+    >>> largest_marker_mm(Base("rect", 80, 50)), largest_marker_mm(Base.round(32), "6x6_250")
+    (37.5, 18.1)
+    """
+    cells = _dictionary(dictionary).markerSize + 2
+    a, b = base.width_mm / 2, base.length_mm / 2
+    half = min(a, b) if base.shape == "rect" else a * b / math.hypot(a, b)
+    return math.floor(2 * half * cells / (cells + 2) * 10 + 1e-9) / 10
+
+
+def _base_text(base: Base) -> str:
+    if base.shape == "round":
+        return f"{base.length_mm:g} mm round base"
+    return f"{base.length_mm:g} x {base.width_mm:g} mm {base.shape} base"
+
+
+@dataclass(frozen=True)
+class _Tile:
+    """An entry laid out around its marker's centre (mm, x right, y down the page)."""
+
+    entry: SheetEntry
+    cell: float
+    cut: Base | None  # the base outline to cut along; None: a square at the quiet zone
+    centre: tuple[float, float]  # of the cut guide, from the marker's centre
+    box: Rect  # the cut guide with its line, and the marker: (left, top, right, bottom)
+    width: float  # of the tile: the box, or the label if wider
+    height: float  # the box and the label under it
+
+
+def _label(e: SheetEntry) -> tuple[str, str]:
+    """The two lines printed under a marker: ``krotos``, ``id 10, goliath``."""
+    return e.name, f"id {int(e.marker)}" + (f", {e.detail}" if e.detail else "")
+
+
+def _check_entry(index: int, e: SheetEntry, count: int, dictionary: str) -> float:
+    """The entry's marker size, once its fields are sound; else a SheetEntryError."""
+    if isinstance(e.marker, bool) or not isinstance(e.marker, int | np.integer):
+        raise SheetEntryError(index, "marker", f"expected an integer, got {e.marker!r}")
+    if not 0 <= e.marker < count:
+        raise SheetEntryError(
+            index, "marker", f"expected a marker of {dictionary} (0 to {count - 1}), got {e.marker}"
+        )
+    try:
+        size = _positive("size_mm", e.size_mm)
+    except ValueError as exc:
+        raise SheetEntryError(index, "size_mm", str(exc).removeprefix("size_mm ")) from None
+    if e.base is not None:
+        dims = (e.base.length_mm, e.base.width_mm)
+        if e.base.shape not in ("round", "oval", "rect") or not all(
+            math.isfinite(v) and v > 0 for v in dims
+        ):
+            raise SheetEntryError(
+                index, "base", f"expected a round, oval or rect base of sizes > 0, got {e.base}"
+            )
+    if not all(math.isfinite(v) for v in e.offset_mm):
+        raise SheetEntryError(index, "offset_mm", f"expected numbers, got {e.offset_mm!r}")
+    for field, text in (("name", e.name), ("detail", e.detail)):
+        try:
+            text.encode("latin-1")
+        except UnicodeEncodeError:
+            raise SheetEntryError(
+                index, field, f"expected Latin-1 text to print, got {text!r}"
+            ) from None
+    return size
+
+
+def _tile(pdf: FPDF, index: int, e: SheetEntry, size: float, cells: int, dictionary: str) -> _Tile:
+    """The entry's cut guide and label around its marker; SheetEntryError if the marker and
+    its one-cell quiet zone do not fit its base."""
+    cell = size / cells
+    half = size / 2 + cell
+    cut = e.base
+    forward, left = e.offset_mm
+    centre = (left, forward)  # the base's centre from the marker's, on the page
+    if cut is not None and not _on_base(cut, (0.0, 0.0), half):
+        raise SheetEntryError(
+            index,
+            "size_mm",
+            f"{e.name}: a {size:g} mm {dictionary} marker with its {cell:.3g} mm quiet zone "
+            f"does not fit its {_base_text(cut)}, which takes a marker of at most "
+            f"{largest_marker_mm(cut, dictionary):g} mm",
+        )
+    if cut is None or not _on_base(cut, centre, half):
+        cut, centre = None, (0.0, 0.0)
+        r = half + QUIET_EXTRA_MM + CUT_LINE_MM / 2
+        box: Rect = (-r, -r, r, r)
+    else:
+        a, b = cut.width_mm / 2 + CUT_LINE_MM / 2, cut.length_mm / 2 + CUT_LINE_MM / 2
+        box = (
+            min(centre[0] - a, -half),
+            min(centre[1] - b, -half),
+            max(centre[0] + a, half),
+            max(centre[1] + b, half),
+        )
+    pdf.set_font("Helvetica", size=_LABEL_PT)
+    label = max(pdf.get_string_width(line) for line in _label(e))
+    width = max(box[2] - box[0], label)
+    return _Tile(e, cell, cut, centre, box, width, box[3] - box[1] + _LABEL_MM)
+
+
+Placed = tuple[_Tile, float, float]  # a tile and its top-left corner on the page (mm)
+
+
+def _pack(tiles: Sequence[_Tile], paper: str) -> list[list[Placed]]:
+    """The tiles in rows, in order, left to right and top to bottom, page after page."""
+    width, height = PAPER_MM[paper]
+    avail_w = width - 2 * MARGIN_MM
+    avail_h = height - 2 * MARGIN_MM - FOOTER_MM
+    pages: list[list[Placed]] = [[]]
+    x = y = row = 0.0
+    for t in tiles:
+        if x > 0 and x + t.width > avail_w + 1e-9:
+            x, y, row = 0.0, y + row + GAP_MM, 0.0
+        if y > 0 and y + t.height > avail_h + 1e-9:
+            pages.append([])
+            x = y = row = 0.0
+        pages[-1].append((t, MARGIN_MM + x, MARGIN_MM + y))
+        x += t.width + GAP_MM
+        row = max(row, t.height)
+    return pages
+
+
+def _draw_tile(pdf: FPDF, d: cv2.aruco.Dictionary, t: _Tile, left: float, top: float) -> None:
+    box_w = t.box[2] - t.box[0]
+    mx = left + (t.width - box_w) / 2 - t.box[0]
+    my = top - t.box[1]
+    size = float(t.entry.size_mm)
+    bits = marker_bits(d, t.entry.marker)
+    _fill(pdf, _bit_rects(bits, mx - size / 2, my - size / 2, t.cell))
+    pdf.set_line_width(CUT_LINE_MM)
+    pdf.set_draw_color(_CUT_GREY, _CUT_GREY, _CUT_GREY)
+    pdf.set_dash_pattern(*CUT_DASH_MM)
+    if t.cut is None:
+        r = size / 2 + t.cell + QUIET_EXTRA_MM
+        pdf.rect(mx - r, my - r, 2 * r, 2 * r, style="D")
+    else:
+        w, h = t.cut.width_mm, t.cut.length_mm
+        cx, cy = mx + t.centre[0], my + t.centre[1]
+        if t.cut.shape == "rect":
+            pdf.rect(cx - w / 2, cy - h / 2, w, h, style="D")
+        else:
+            pdf.ellipse(cx - w / 2, cy - h / 2, w, h, style="D")
+    pdf.set_dash_pattern()
+    pdf.set_font("Helvetica", size=_LABEL_PT)
+    middle = left + t.width / 2
+    baseline = top + t.box[3] - t.box[1] + _LABEL_BASELINE_MM
+    for i, line in enumerate(_label(t.entry)):
+        pdf.text(middle - pdf.get_string_width(line) / 2, baseline + i * _LABEL_LINE_MM, line)
+
+
+def _sizes_text(sizes: Sequence[float]) -> str:
+    """``[24, 30, 20]`` -> ``"20, 24 and 30 mm"``."""
+    words = [f"{s:g}" for s in sorted(set(sizes))]
+    return (", ".join(words[:-1]) + " and " if len(words) > 1 else "") + words[-1] + " mm"
+
+
+def roster_sheet(
+    path: str | os.PathLike[str],
+    entries: Sequence[SheetEntry],
+    dictionary: str = "4x4_50",
+    paper: Paper = "a4",
+) -> int:
+    """Write a PDF of a roster's markers, each at its own size with what to cut it out along.
+
+    Each marker is printed exactly ``size_mm`` wide, on white, inside a thin dashed cut
+    guide: its base's outline (a circle, an oval or a rectangle, ``length_mm`` up the page,
+    placed by ``offset_mm``), or for a terrain piece, a tab or a card a square one cell
+    plus 2 mm beyond the marker; its name and ``id N, detail`` are printed under it. The
+    entries fill the pages in rows, in order. Returns the number of pages written. Bad
+    entries raise :class:`SheetEntryError` (a marker that with its one-cell quiet zone does
+    not fit its base, centred, names the largest that does), other bad arguments
+    ValueError, before anything is written.
+
+    """
+    _check_paper(paper)
+    d = _dictionary(dictionary)
+    count = _dictionary_len(d)
+    cells = d.markerSize + 2
+    entry_list = list(entries)
+    if not entry_list:
+        raise ValueError("entries is empty: give at least one marker to print")
+    pdf = _new_pdf(paper)
+    width, height = PAPER_MM[paper]
+    avail_w, avail_h = width - 2 * MARGIN_MM, height - 2 * MARGIN_MM - FOOTER_MM
+    first: dict[int, int] = {}
+    tiles: list[_Tile] = []
+    for i, e in enumerate(entry_list):
+        size = _check_entry(i, e, count, dictionary)
+        if int(e.marker) in first:
+            raise SheetEntryError(
+                i, "marker", f"marker {e.marker} is printed twice (also entries[{first[e.marker]}])"
+            )
+        first[int(e.marker)] = i
+        t = _tile(pdf, i, e, size, cells, dictionary)
+        if t.width > avail_w + 1e-9 or t.height > avail_h + 1e-9:
+            raise SheetEntryError(
+                i,
+                "size_mm" if e.base is None else "base",
+                f"{e.name}: its cut-out and label take {t.width:.1f} x {t.height:.1f} mm; too "
+                f"big for the {paper} page ({avail_w:g} x {avail_h:g} mm inside margins and "
+                "footer)",
+            )
+        tiles.append(t)
+
+    pages = _pack(tiles, paper)
+    pdf.set_title(f"TableSight ArUco markers, {dictionary}, {len(tiles)} of a roster")
+    top_line = f"markers are {_sizes_text([t.entry.size_mm for t in tiles])}; {_SCALE_TEXT}"
+    for number, placed in enumerate(pages, start=1):
+        pdf.add_page()
+        for t, left, top in placed:
+            _draw_tile(pdf, d, t, left, top)
+        _draw_footer(
+            pdf,
+            top_line,
+            f"TableSight ArUco markers, dictionary {dictionary}; cut along the dashed lines "
+            f"(the bases' outlines); page {number} of {len(pages)}",
+        )
+    pdf.output(os.fspath(path))
+    return len(pages)
 
 
 def _count(name: str, value: int) -> int:

@@ -25,13 +25,19 @@ import pytest
 
 from calibration.dictionaries import dictionary_id
 from calibration.printing import (
+    CUT_LINE_MM,
     FOOTER_MM,
     MARGIN_MM,
     RING_LINE_MM,
+    SheetEntry,
+    SheetEntryError,
     charuco_sheet,
+    largest_marker_mm,
     marker_sheet,
     markers_per_page,
+    roster_sheet,
 )
+from rules.geometry import Base
 
 POPPLER = all(shutil.which(tool) for tool in ("pdftoppm", "pdfinfo", "pdftotext"))
 needs_poppler = pytest.mark.skipif(
@@ -247,6 +253,161 @@ def test_rings_for_round_bases(tmp_path: Path) -> None:
     for c in markers.values():
         centre = c.mean(axis=0)
         assert min(np.hypot(*(centre - r)) for r in rings) <= 1.0
+
+
+# -- a roster's sheet ----------------------------------------------------------------------
+
+#: Every kind of entry: round, oval and rect bases, markers off their bases' centres
+#: (dominion, sybil), a tab in front of its base (runt) and a terrain piece. The last two
+#: are cut square: the marker and one cell + 2 mm on each side (``SQUARE_CUT_MM``).
+ROSTER = [
+    SheetEntry(10, 16.0, "krotos", "goliath", Base.round(32)),
+    SheetEntry(11, 12.0, "brakk", "goliath", Base.round(25)),
+    SheetEntry(12, 22.0, "outrider", "goliath, unit bikers", Base("oval", 60, 35)),
+    SheetEntry(13, 30.0, "dominion", "navy", Base("rect", 80, 50), (15.0, 0.0)),
+    SheetEntry(14, 10.0, "sybil", "escher", Base.round(40), (8.0, -5.0)),
+    SheetEntry(15, 12.0, "runt", "escher", Base.round(25), (20.0, 0.0)),  # a tab in front
+    SheetEntry(30, 24.0, "bulkhead", "terrain"),
+]
+SQUARE_CUT_MM = {15: 12 + 2 * (2 + 2), 30: 24 + 2 * (4 + 2)}
+
+
+def guide_extent_mm(gray: np.ndarray, box_mm: tuple[float, float, float, float], dpi: int):
+    """Width and height (mm) of the cut guide's grey line inside ``box_mm`` (left, top,
+    right, bottom, in mm on the page), from the centre of its line on one side to the centre
+    on the other: the extent of its pixels darker than 200, less the line's width."""
+    left, top, right, bottom = (round(px(v, dpi)) for v in box_mm)
+    window = gray[top:bottom, left:right]
+    ys, xs = np.nonzero(window < 200)
+    assert len(xs) > 0, f"no cut guide in {box_mm}"
+    width = (xs.max() - xs.min() + 1) / dpi * 25.4 - CUT_LINE_MM
+    height = (ys.max() - ys.min() + 1) / dpi * 25.4 - CUT_LINE_MM
+    return width, height
+
+
+def measure_roster_sheet(pdf: Path, entries: list[SheetEntry], dpi: int) -> list[tuple]:
+    """Every entry found on the raster: (marker, side asked, side measured, guide asked,
+    guide measured), sides in mm; each guide's window is the base's or square's box around
+    the marker the detector found, 0.4 mm wider on every side, the marker blanked out."""
+    rows = []
+    found: list[int] = []
+    for gray in raster(pdf, dpi):
+        markers = detect(gray, "4x4_50")
+        found += markers
+        for e in entries:
+            if e.marker not in markers:
+                continue
+            c = markers[e.marker]
+            side = float(np.linalg.norm(np.roll(c, -1, axis=0) - c, axis=1).mean()) / dpi * 25.4
+            cx, cy = (c.mean(axis=0) + 0.5) / dpi * 25.4  # pixel centres to mm on the page
+            half = e.size_mm / 2 + e.size_mm / 12  # the marker and half a cell round it
+            x0, x1 = round(px(cx - half, dpi)), round(px(cx + half, dpi))
+            y0, y1 = round(px(cy - half, dpi)), round(px(cy + half, dpi))
+            blank = gray.copy()
+            blank[y0:y1, x0:x1] = 255
+            if e.marker in SQUARE_CUT_MM:
+                asked = (float(SQUARE_CUT_MM[e.marker]),) * 2
+                bx, by = cx, cy
+            else:
+                asked = (e.base.width_mm, e.base.length_mm)
+                forward, left = e.offset_mm
+                bx, by = cx + left, cy + forward
+            pad = 0.4 + CUT_LINE_MM / 2
+            box = (bx - asked[0] / 2 - pad, by - asked[1] / 2 - pad)
+            box += (bx + asked[0] / 2 + pad, by + asked[1] / 2 + pad)
+            rows.append((e.marker, e.size_mm, side, asked, guide_extent_mm(blank, box, dpi)))
+    assert sorted(found) == sorted(e.marker for e in entries)  # every marker once
+    return rows
+
+
+@needs_poppler
+def test_roster_sheet_prints_each_marker_and_base_at_size(tmp_path: Path) -> None:
+    dpi = 600
+    pdf = tmp_path / "roster.pdf"
+    assert roster_sheet(pdf, ROSTER, "4x4_50", "a4") == 1
+    assert page_sizes_mm(pdf) == [pytest.approx(A4_MM, abs=0.05)]
+    for marker, asked, side, guide_asked, guide in measure_roster_sheet(pdf, ROSTER, dpi):
+        assert abs(side - asked) <= 0.3, (marker, side, asked)
+        assert guide == pytest.approx(guide_asked, abs=0.5), (marker, guide, guide_asked)
+    (gray,) = raster(pdf, dpi)
+    check_ruler(gray, dpi)
+    check_margins(gray, dpi)
+    text = page_text(pdf, 1)
+    assert f"markers are 10, 12, 16, 22, 24 and 30 mm; {SCALE_LINE}" in text
+    assert "cut along the dashed lines (the bases' outlines); page 1 of 1" in text
+    for label in ["krotos", "id 10, goliath", "id 12, goliath, unit bikers", "id 30, terrain"]:
+        assert label in text
+    for e in ROSTER:
+        assert e.name in text and f"id {e.marker}, {e.detail}" in text
+
+
+@needs_poppler
+def test_roster_sheet_fills_pages_in_order(tmp_path: Path) -> None:
+    # 40 models on 40 mm bases with 21 mm markers (the largest is 21.2): circles 40.2 mm
+    # wide with their line, 3 mm apart, 4 to a row of 195.9 mm; rows 40.2 + 5.4 (the
+    # label) + 3 mm apart, 5 in the 245.4 mm of a Letter page: 20 a page.
+    entries = [SheetEntry(i, 21.0, f"m{i}", "orlock", Base.round(40)) for i in range(40)]
+    pdf = tmp_path / "letter.pdf"
+    assert roster_sheet(pdf, entries, "4x4_50", "letter") == 2
+    assert page_sizes_mm(pdf) == [pytest.approx(LETTER_MM, abs=0.05)] * 2
+    first, second = raster(pdf, 200)
+    assert sorted(detect(first, "4x4_50")) == list(range(20))
+    assert sorted(detect(second, "4x4_50")) == list(range(20, 40))
+    assert "page 2 of 2" in page_text(pdf, 2)
+
+
+def test_largest_marker_fits_and_a_tenth_more_does_not(tmp_path: Path) -> None:
+    pdf = tmp_path / "edge.pdf"
+    for base in (Base.round(32), Base("oval", 60, 35), Base("rect", 80, 50)):
+        largest = largest_marker_mm(base)
+        roster_sheet(pdf, [SheetEntry(1, largest, "fits", "a", base)])
+        with pytest.raises(SheetEntryError):
+            roster_sheet(pdf, [SheetEntry(1, largest + 0.1, "too-big", "a", base)])
+
+
+def test_roster_sheet_errors(tmp_path: Path) -> None:
+    pdf = tmp_path / "bad.pdf"
+    ok = SheetEntry(1, 16, "krotos", "goliath", Base.round(32))
+    cases = [
+        (
+            [ok, SheetEntry(2, 24, "brakk", "goliath", Base.round(32))],
+            "entries[1].size_mm: brakk: a 24 mm 4x4_50 marker with its 4 mm quiet zone does not "
+            "fit its 32 mm round base, which takes a marker of at most 16.9 mm",
+        ),
+        (
+            [SheetEntry(2, 24, "outrider", "goliath", Base("oval", 60, 35))],
+            "entries[0].size_mm: outrider: a 24 mm 4x4_50 marker with its 4 mm quiet zone does "
+            "not fit its 60 x 35 mm oval base, which takes a marker of at most 22.6 mm",
+        ),
+        (
+            [SheetEntry(2, 40, "dominion", "navy", Base("rect", 80, 50))],
+            "entries[0].size_mm: dominion: a 40 mm 4x4_50 marker with its 6.67 mm quiet zone "
+            "does not fit its 80 x 50 mm rect base, which takes a marker of at most 37.5 mm",
+        ),
+        (
+            [ok, SheetEntry(50, 16, "varg", "goliath", Base.round(32))],
+            "entries[1].marker: expected a marker of 4x4_50 (0 to 49), got 50",
+        ),
+        (
+            [ok, SheetEntry(1, 16, "varg", "goliath", Base.round(32))],
+            "entries[1].marker: marker 1 is printed twice (also entries[0])",
+        ),
+        ([SheetEntry(2, 0, "varg", "goliath")], "entries[0].size_mm: must be > 0, got 0"),
+        (
+            [SheetEntry(2, 20, "fortress", "terrain", Base.round(300))],
+            "entries[0].base: fortress: its cut-out and label take 300.2 x 305.6 mm; too big "
+            "for the a4 page (190 x 263 mm inside margins and footer)",
+        ),
+        ([], "entries is empty: give at least one marker to print"),
+    ]
+    for entries, message in cases:
+        raises_one_line(lambda entries=entries: roster_sheet(pdf, entries), message, pdf)
+    with pytest.raises(SheetEntryError) as err:
+        roster_sheet(pdf, [ok, SheetEntry(2, 24, "brakk", "goliath", Base.round(32))])
+    assert (err.value.index, err.value.field) == (1, "size_mm")
+    assert err.value.reason.startswith("brakk: a 24 mm 4x4_50 marker")
+    with pytest.raises(ValueError, match=r"^unknown ArUco dictionary '4x4_49'; valid names: "):
+        roster_sheet(pdf, [ok], "4x4_49")
 
 
 def charuco_corners(
