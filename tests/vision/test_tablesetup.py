@@ -28,6 +28,7 @@ from vision.rig.synth import PinholeCamera, PlacedMarker, render_table
 from vision.tablepose import TablePose
 from vision.tablesetup import (
     ANCHOR_MM,
+    CLICK_IN_PER_PX,
     MARKER_MM,
     CalibrationCapture,
     ClickedTable,
@@ -194,6 +195,30 @@ def test_anchors_from_the_corners_clicked(scene) -> None:
     assert proposal.pose.turned == ()  # the quarter turn is in the heading, not a mistake
     health = proposal.to_dict()
     assert json.loads(json.dumps(health))["health"]["healthy"] is True
+
+
+@pytest.mark.parametrize(
+    "off_px",
+    [[(1, 0), (0, 1), (-1, 0), (0, -1)], [(1, 1), (-1, 1), (-1, -1), (1, -1)]],
+)
+def test_clicks_a_pixel_off(scene, off_px: list[tuple[int, int]]) -> None:
+    corners = scene.corners_px + np.array(off_px, dtype=float)
+    proposal = propose_anchors(TABLE_IN, "4x4_50", scene.found, corners, scene.camera.calibrated())
+    for anchor, (_, x, y, heading) in zip(proposal.anchors, ANCHORS, strict=True):
+        assert math.dist((anchor.x_in, anchor.y_in), (x, y)) <= CLICK_IN_PER_PX
+        assert angle_off(anchor.heading, heading) <= 2.0
+
+
+def test_clicks_that_make_the_anchors_disagree_are_said(scene) -> None:
+    # each near corner clicked 3 px outwards, each far one 3 px inwards
+    corners = scene.corners_px + np.array([(-3, 0), (3, 0), (-3, 0), (3, 0)], dtype=float)
+    proposal = propose_anchors(TABLE_IN, "4x4_50", scene.found, corners, scene.camera.calibrated())
+    assert proposal.problem.startswith("the anchors disagree")
+    assert proposal.warnings == (
+        "the anchors placed from the clicked corners disagree: a click a pixel off moves them "
+        "by up to 0.1 in; click the corners again, zoomed in, or measure anchors 0, 1, 2, 3 "
+        "with a tape",
+    )
 
 
 def test_anchors_without_a_camera_on_a_straight_lens() -> None:
