@@ -6,6 +6,7 @@ projects them to) or ``calibrate`` run on its own; never what the set-up itself 
 
 from __future__ import annotations
 
+import doctest
 import json
 import math
 import random
@@ -366,6 +367,13 @@ def test_a_footprint_drawn_on_the_table_in_its_markers_frame() -> None:
         (1.0, 0.5),
     ]
     assert footprint_in_marker_frame([(11.0, 5.0)], (10.0, 5.0), 0.0) == [(1.0, 0.0)]
+
+
+def test_docstring_examples() -> None:
+    import vision.tablesetup
+
+    result = doctest.testmod(vision.tablesetup)
+    assert result.attempted > 0 and result.failed == 0
 
 
 def model_form(entry) -> dict[str, object]:
