@@ -11,7 +11,6 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -631,6 +630,7 @@ def run(
     from rules.errors import InputError
     from vision.game import Game
     from vision.sources import LiveSource, SourceError, open_source
+    from webui.serve import referee_until_stopped
 
     try:
         setup = _setup(game, table_path, roster_path, terrain_path, camera_path)
@@ -650,9 +650,44 @@ def run(
     if sys.stdin.isatty():
         _keys_help()
         threading.Thread(target=_terminal_keys, args=(referee,), daemon=True).start()
-    _referee(referee, server)
+    referee_until_stopped(referee, server)
     if record_path is not None and referee.record_failure is None:
         click.echo(f"recorded {record_path}", err=True)
+
+
+@main.command()
+@click.option("--source", help="Webcam index (0), video file, image folder or stream.")
+@click.option("--folder", default=".", show_default=True, help="Where to offer to write.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="0.0.0.0: the LAN too.")
+@click.option("--port", default=5000, show_default=True, type=click.IntRange(0, 65535))
+def setup(source: str | None, folder: str, host: str, port: int) -> None:
+    """Set up a table from a web page, no TOML to write: calibrate the camera, click the
+    table's corners, say what each marker is, print the markers, write the files and
+    start the game on them (served on the next port). Ctrl-C stops both.
+    """
+    from vision.setupsession import TableSetup
+    from vision.tablesetup import SetupError
+    from webui.serve import serve_until_interrupted
+    from webui.setup import setup_server
+
+    command = [sys.executable, str(Path(__file__).resolve())]
+    table = TableSetup(folder=Path(folder), command=command, host=host, run_port=port and port + 1)
+    try:
+        if source is not None:
+            table.use_source(source)
+        server = setup_server(table, host, port).start()
+    except SetupError as exc:
+        table.close()
+        fail(f"--source: {exc.message}")
+    except OSError as exc:
+        table.close()
+        fail(f"--port: cannot listen on {host}:{port}: {exc.strerror}")
+    click.echo(f"set-up page: {server.url}", err=True)
+    try:
+        serve_until_interrupted(server)
+    finally:
+        table.close()
+        server.close()
 
 
 #: Where the bundled samples live in a checkout: one folder per game.
@@ -701,6 +736,7 @@ def demo(game: str, port: int, no_browser: bool, once: bool, speed: float = 1.0)
     from vision.script import Script
     from vision.setup import Setup
     from vision.sources import FileSource, SourceError
+    from webui.serve import referee_until_stopped
 
     samples = _samples()
     folder = samples / game
@@ -733,36 +769,7 @@ def demo(game: str, port: int, no_browser: bool, once: bool, speed: float = 1.0)
     )
     if not no_browser:
         webbrowser.open(server.url)
-    _referee(referee, server)
-
-
-def _referee(referee: Game, server: Server) -> None:
-    """Run the game until its source ends, Ctrl-C or a SIGTERM (a service manager, kill);
-    then stop it, the web server (whose streams end with the game) and the match file, in
-    that order."""
-    _stop_on_terminate(referee.stop)
-    try:
-        referee.run()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        referee.stop()
-        server.close()
-        referee.close_recorder()  # a failure to finish it is one event line, not an exit
-
-
-def _stop_on_terminate(stop: Callable[[], object]) -> None:
-    """SIGTERM (and SIGHUP, the terminal closed) ends the program as Ctrl-C does: ``stop``
-    is called, and the command finishes its files on its way out."""
-    import signal
-
-    def handler(signum: int, _frame: object) -> None:
-        stop()
-
-    for name in ("SIGTERM", "SIGHUP"):
-        number = getattr(signal, name, None)
-        if number is not None:
-            signal.signal(number, handler)
+    referee_until_stopped(referee, server)
 
 
 def _recorder(path: Path | None, setup: Setup, source: str, video: bool) -> MatchWriter | None:
@@ -951,12 +958,11 @@ def replay(match: Path, port: int, no_browser: bool) -> None:
     stood then; re-judge with a declaration changed (saved in the file as a new revision
     of the events). Served on 127.0.0.1; Ctrl-C stops.
     """
-    import time
     import webbrowser
 
     from rules.errors import InputError
     from vision.match.replay import Replay
-    from webui.serve import Server
+    from webui.serve import Server, serve_until_interrupted
 
     try:
         opened = Replay(match)
@@ -972,16 +978,8 @@ def replay(match: Path, port: int, no_browser: bool) -> None:
     if not no_browser:
         webbrowser.open(url)
     server.start()
-
-    def interrupt() -> None:
-        raise KeyboardInterrupt
-
-    _stop_on_terminate(interrupt)
     try:
-        while server.running():
-            time.sleep(0.5)
-    except KeyboardInterrupt:
-        pass
+        serve_until_interrupted(server)
     finally:
         opened.stop()  # open streams end; then the server waits for its threads
         server.close()

@@ -15,6 +15,7 @@ SUBCOMMANDS = [
     "export",
     "detect",
     "doctor",
+    "setup",
     "check",
     "calibrate",
     "markers",

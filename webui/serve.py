@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import secrets
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from waitress import wasyncore
@@ -24,6 +24,11 @@ from webui.guard import API_THREADS, StreamLimits, allowed_hosts
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
+    from flask import Flask
+
+#: Makes the app a server answers, given its token, the ``Host`` headers it answers
+#: (:func:`webui.guard.allowed_hosts`) and its stream caps.
+AppFactory = Callable[[str | None, frozenset[str] | None, StreamLimits], "Flask"]
 
 #: Connections waitress keeps open at once (streams, idle keep-alive connections, and
 #: requests being read): well past the stream caps, so that a request is always accepted.
@@ -31,16 +36,18 @@ CONNECTION_LIMIT = 1000
 
 
 class Server:
-    """The web UI for ``game`` on ``host:port`` (port 0: any free port), on a thread."""
+    """The web UI for ``game`` on ``host:port`` (port 0: any free port), on a thread; or,
+    with ``app``, the app it makes (the set-up page's, say) instead."""
 
     def __init__(
         self,
-        game: Game | Replay,
+        game: Game | Replay | None,
         host: str = "127.0.0.1",
         port: int = 5000,
         replay: bool = False,
         limits: StreamLimits | None = None,
         token: str | None = None,
+        app: AppFactory | None = None,
     ) -> None:
         #: Listening beyond this machine: the controls need this token (made up here
         #: unless given).
@@ -58,7 +65,11 @@ class Server:
         self.host = host
         self.port = int(self._server.effective_port)  # type: ignore[union-attr]
         hosts = allowed_hosts(host, self.port)
-        if replay:
+        if app is not None:
+            self.app = app(self.token, hosts, self.limits)
+        elif game is None:
+            raise ValueError("Server: give a game, or the app to serve")
+        elif replay:
             assert not isinstance(game, Game)
             self.app = create_app(game, self.token, game, hosts, self.limits)
         else:
@@ -103,3 +114,47 @@ class Server:
         self._server.close()
         wasyncore.close_all(self._server._map)  # type: ignore[union-attr]
         self._thread.join(timeout=5)
+
+
+def stop_on_terminate(stop: Callable[[], object]) -> None:
+    """SIGTERM (and SIGHUP, the terminal closed) ends the program as Ctrl-C does: ``stop``
+    is called, and the command finishes its files on its way out."""
+    import signal
+
+    def handler(signum: int, _frame: object) -> None:
+        stop()
+
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None:
+            signal.signal(number, handler)
+
+
+def referee_until_stopped(referee: Game, server: Server) -> None:
+    """Run the game until its source ends, Ctrl-C or a SIGTERM (a service manager, kill);
+    then stop it, the web server (whose streams end with the game) and the match file, in
+    that order."""
+    stop_on_terminate(referee.stop)
+    try:
+        referee.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        referee.stop()
+        server.close()
+        referee.close_recorder()  # a failure to finish it is one event line, not an exit
+
+
+def serve_until_interrupted(server: Server) -> None:
+    """Wait while ``server`` serves, until Ctrl-C or a SIGTERM; the caller closes it."""
+    import time
+
+    def interrupt() -> None:
+        raise KeyboardInterrupt
+
+    stop_on_terminate(interrupt)
+    try:
+        while server.running():
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        pass

@@ -1,0 +1,253 @@
+"""The set-up page's web app (``tablesight setup``): a thin Flask layer over a
+:class:`~vision.setupsession.TableSetup`, with the guards, the strict JSON and the one
+error shape of the game's app (:func:`webui.app.create_app`).
+
+The routes:
+
+- ``GET /`` (leads to ``/setup``), ``GET /setup`` (the page, ``setup.html``);
+- ``GET /api/setup/state``: everything the page shows (:meth:`TableSetup.state`);
+- ``GET /setup/video.mjpg`` (the newest picture each time there is one) and
+  ``GET /api/setup/frame.jpg`` (the newest picture once; ``X-Frame``: its number, as
+  ``state.frame``; a 404 before there is one);
+- ``POST /api/setup/source`` ``{"spec"}``, ``POST /api/setup/calibration``
+  ``{"on", "reset"?}``, ``POST /api/setup/camera`` ``{"path"}`` (a saved camera.toml):
+  each answers the state;
+- ``GET /api/setup/board.pdf?paper=a4|letter``: the ChArUco board to print;
+- ``POST /api/setup/table`` ``{"width_in", "depth_in", "dictionary", "corners_px",
+  "anchor_size_mm"?, "anchor_ids"?, "tape"?}``: the anchors proposed;
+- ``POST /api/setup/game`` ``{"game"}``: what its rules ask of the models;
+- ``POST /api/setup/models`` ``{"models", "terrain"?}``: the entries as they will be
+  written;
+- ``GET /api/setup/markers.pdf?paper=``: the models' and pieces' markers to print;
+- ``POST /api/setup/write`` ``{"folder", "start"?}``: the files written, and the game
+  started on them (``run``: its address and status).
+
+Every refusal is a 400 ``{"error": {"status", "field", "message"}}`` naming the field
+(``models[2].marker``, ``folder``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from flask import Blueprint, Flask, Response, current_app, jsonify, redirect, request
+from jinja2 import TemplateNotFound
+from werkzeug.wrappers import Response as BaseResponse
+
+from vision.setupsession import TableSetup
+from webui import errors, guard
+from webui.errors import ApiError
+from webui.guard import StreamLimits, StreamSlots
+from webui.jsonio import MAX_BODY, StrictJSON
+from webui.pages import render_page
+from webui.serve import Server
+from webui.stream import KEEPALIVE_S, PART
+
+#: Where the app keeps the set-up and its stream slots (``app.extensions``).
+SETUP, SLOTS = "tablesight.setup", "tablesight.setup.streams"
+
+#: Until the page's template is there: a page that says where the API is.
+PLACEHOLDER = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>TableSight set-up</title></head>
+<body><h1>TableSight set-up</h1>
+<p>The set-up page is not installed; its API is at <a href="/api/setup/state">/api/setup/state</a>
+and the camera's picture at <a href="/setup/video.mjpg">/setup/video.mjpg</a>.</p>
+</body></html>
+"""
+
+views = Blueprint("setup", __name__)
+
+
+def create_setup_app(
+    setup: TableSetup,
+    token: str | None = None,
+    hosts: frozenset[str] | None = None,
+    limits: StreamLimits | None = None,
+) -> Flask:
+    """The set-up page's app for ``setup``: ``token`` guards the controls when set;
+    ``hosts`` are the ``Host`` headers answered (``None``: any); ``limits`` cap the
+    picture streams."""
+    app = Flask(__name__)
+    app.json = StrictJSON(app)
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
+    app.extensions[SETUP] = setup
+    app.extensions[SLOTS] = StreamSlots(limits or StreamLimits())
+    errors.register(app)
+    if hosts is not None:
+        app.before_request(lambda: guard.check_host(hosts))
+    app.before_request(lambda: guard.check_control(token))
+    app.after_request(guard.secure_headers)
+    app.register_blueprint(views)
+    return app
+
+
+def setup_server(setup: TableSetup, host: str = "127.0.0.1", port: int = 5000) -> Server:
+    """The set-up page served on ``host:port`` (not started)."""
+    return Server(
+        None,
+        host,
+        port,
+        app=lambda token, hosts, limits: create_setup_app(setup, token, hosts, limits),
+    )
+
+
+def _setup() -> TableSetup:
+    shown: TableSetup = current_app.extensions[SETUP]
+    return shown
+
+
+def _body(*keys: str, required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The request's JSON object, with only ``keys`` and every one of ``required``."""
+    data = request.get_json(silent=True)
+    if not isinstance(data, Mapping):
+        raise ApiError(400, "body: expected a JSON object", "body")
+    for key in data:
+        if key not in keys:
+            raise ApiError(400, f"{key}: not a field here; the fields: {', '.join(keys)}", key)
+    for key in required:
+        if key not in data:
+            raise ApiError(400, f"{key}: required", key)
+    return dict(data)
+
+
+# -- the page and the pictures -------------------------------------------------------------
+
+
+@views.get("/")
+def home() -> BaseResponse:
+    query = request.query_string.decode("latin-1")
+    return redirect("/setup" + (f"?{query}" if query else ""))
+
+
+@views.get("/setup")
+def page() -> str:
+    try:
+        return render_page("setup.html", "setup")
+    except TemplateNotFound:
+        return PLACEHOLDER
+
+
+@views.get("/favicon.ico")
+def favicon() -> Response:
+    return Response(status=204)
+
+
+@views.get("/api/setup/frame.jpg")
+def frame() -> Response:
+    picture = _setup().jpeg()
+    if picture is None:
+        raise ApiError(404, "source: no picture yet; choose a camera or a video", "source")
+    count, data = picture
+    headers = {"Cache-Control": "no-store", "X-Frame": str(count)}
+    return Response(data, mimetype="image/jpeg", headers=headers)
+
+
+@views.get("/setup/video.mjpg")
+def video() -> Response:
+    slots: StreamSlots = current_app.extensions[SLOTS]
+    give_back = slots.take(request.remote_addr or "")
+    try:
+        response = Response(
+            _mjpeg(_setup()),
+            mimetype="multipart/x-mixed-replace; boundary=frame",
+            headers={"Cache-Control": "no-store"},
+        )
+    except BaseException:
+        give_back()
+        raise
+    response.call_on_close(give_back)
+    return response
+
+
+def _mjpeg(setup: TableSetup) -> Iterator[bytes]:
+    """The newest picture each time there is a new one; pictures a slow client misses
+    are skipped, never queued."""
+    sent = seen = 0
+    yield PART
+    while not setup.closing:
+        seen = setup.wait_for_frame(seen, KEEPALIVE_S)
+        picture = setup.jpeg()
+        if picture is None or picture[0] == sent:
+            continue
+        sent, data = picture
+        yield data + b"\r\n" + PART
+
+
+# -- the steps -----------------------------------------------------------------------------
+
+
+@views.get("/api/setup/state")
+def state() -> Response:
+    return jsonify(_setup().state())
+
+
+@views.post("/api/setup/source")
+def source() -> Response:
+    _setup().use_source(_body("spec", required=("spec",))["spec"])
+    return jsonify(_setup().state())
+
+
+@views.post("/api/setup/calibration")
+def calibration() -> Response:
+    given = _body("on", "reset", required=("on",))
+    _setup().set_calibration(given["on"], given.get("reset", False))
+    return jsonify(_setup().state())
+
+
+@views.post("/api/setup/camera")
+def camera() -> Response:
+    _setup().load_camera(_body("path", required=("path",))["path"])
+    return jsonify(_setup().state())
+
+
+@views.get("/api/setup/board.pdf")
+def board() -> Response:
+    data = _setup().board_pdf(request.args.get("paper", "a4"))
+    return _pdf(data, "charuco-board.pdf")
+
+
+@views.post("/api/setup/table")
+def table() -> Response:
+    given = _body(
+        "width_in",
+        "depth_in",
+        "dictionary",
+        "corners_px",
+        "anchor_size_mm",
+        "anchor_ids",
+        "tape",
+        required=("width_in", "depth_in", "dictionary", "corners_px"),
+    )
+    return jsonify(_setup().set_table(**given).to_dict())
+
+
+@views.post("/api/setup/game")
+def game() -> Response:
+    return jsonify(_setup().set_game(_body("game", required=("game",))["game"]).to_dict())
+
+
+@views.post("/api/setup/models")
+def models() -> Response:
+    given = _body("models", "terrain", required=("models",))
+    done = _setup().set_models(given["models"], given.get("terrain", []))
+    shown = _setup().state()
+    return jsonify(models=shown["models"], terrain=shown["terrain"], count=len(done.roster))
+
+
+@views.get("/api/setup/markers.pdf")
+def markers() -> Response:
+    return _pdf(_setup().markers_pdf(request.args.get("paper", "a4")), "markers.pdf")
+
+
+@views.post("/api/setup/write")
+def write() -> Response:
+    given = _body("folder", "start", required=("folder",))
+    _setup().write(given["folder"], given.get("start", False))
+    shown = _setup().state()
+    return jsonify(written=shown["written"], run=shown["run"])
+
+
+def _pdf(data: bytes, name: str) -> Response:
+    headers = {"Cache-Control": "no-store", "Content-Disposition": f'inline; filename="{name}"'}
+    return Response(data, mimetype="application/pdf", headers=headers)
