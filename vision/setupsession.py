@@ -24,6 +24,7 @@ from __future__ import annotations
 import glob
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -181,16 +182,18 @@ class _Run:
             stderr=subprocess.PIPE,
             text=True,
         )
-        threading.Thread(target=self._read, name="setup run", daemon=True).start()
+        self._reader = threading.Thread(target=self._read, name="setup run", daemon=True)
+        self._reader.start()
 
     def _read(self) -> None:
         assert self.process.stderr is not None
-        for line in self.process.stderr:
-            self.lines.append(line.rstrip())
-            found = RUN_URL.search(line)
-            if found and self.url is None:
-                self.url = found.group(1)
-                self._up.set()
+        with self.process.stderr:
+            for line in self.process.stderr:
+                self.lines.append(line.rstrip())
+                found = RUN_URL.search(line)
+                if found and self.url is None:
+                    self.url = found.group(1)
+                    self._up.set()
         self._up.set()
 
     def wait(self, timeout_s: float) -> None:
@@ -209,14 +212,14 @@ class _Run:
 
     def stop(self) -> None:
         """Ctrl-C, as a user stops it; killed if it has not ended in ten seconds."""
-        if self.process.poll() is not None:
-            return
-        self.process.send_signal(2)  # SIGINT
-        try:
-            self.process.wait(timeout=10.0)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=5.0)
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=10.0)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=5.0)
+        self._reader.join(timeout=5.0)
 
 
 def cameras() -> list[dict[str, str]]:
@@ -277,6 +280,7 @@ class TableSetup:
         self._worker: threading.Thread | None = None
         self._offered = 0  # the count of the picture offered last
         self._last: Offer | None = None
+        self._kept: list[str] = []  # the views kept, by name ("frame N": the source's Nth)
         self._views = 0
         self._coverage = self._capture.coverage()
         self._calibration: Calibration | None = None
@@ -400,7 +404,7 @@ class TableSetup:
             with self._capture_lock:
                 self._capture = CalibrationCapture(self.board)
                 with self._lock:
-                    self._last, self._views = None, 0
+                    self._last, self._views, self._kept = None, 0, []
                     self._coverage = self._capture.coverage()
                     self._calibration, self._calibration_warnings = None, []
         with self._changed:
@@ -427,7 +431,7 @@ class TableSetup:
                 continue
             self._offered, last = seen.count, time.monotonic()
             with self._capture_lock:
-                offer = self._capture.offer(seen.frame.gray, f"frame {seen.count}")
+                offer = self._capture.offer(seen.frame.gray, f"frame {seen.frame.index}")
                 calibration, warnings = None, None
                 if offer.kept and self._capture.views >= 3:
                     try:
@@ -437,6 +441,8 @@ class TableSetup:
                         warnings = [f"the views do not calibrate yet: {exc}"]
                 with self._changed:
                     self._last, self._views, self._coverage = offer, offer.views, offer.coverage
+                    if offer.kept:
+                        self._kept.append(offer.name)
                     if warnings is not None:
                         self._calibration_warnings = list(warnings)
                     if calibration is not None:
@@ -670,6 +676,7 @@ class TableSetup:
                 "calibration": {
                     "on": self._calibrating,
                     "views": self._views,
+                    "kept": list(self._kept),
                     "coverage": self._coverage.to_dict(),
                     "last": None if self._last is None else self._last.to_dict(),
                     "rms_px": None if camera is None else camera.rms_px,
