@@ -64,15 +64,11 @@ def table_picture(camera, anchors=ANCHORS) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def clip(tmp_path_factory) -> SimpleNamespace:
-    """The clip (12 board views of 4 pictures, then 20 of the table, at 10 a second), a
-    short clip of the table alone, one with anchor 1 covered, and the lens of all three."""
-    folder = tmp_path_factory.mktemp("setup-clip")
+    """Short clips of the table alone (``still``) and with anchor 1 covered, 3 pictures
+    each, the lens that took them and its camera.toml."""
+    folder = tmp_path_factory.mktemp("setup-table")
     lens = scene_camera(*SIZE)
-    views = [image for image, _ in random_charuco_views(BOARD.board(), VIEWS, *SIZE, 4, lens=lens)]
     table = table_picture(lens)
-    path = folder / "setup.avi"
-    frames = [v for v in views for _ in range(PER_VIEW)] + [table] * TABLE_FRAMES
-    write_frames(frames, path, FPS, SIZE, "mjpg")
     still = folder / "table.avi"
     write_frames([table] * 3, still, FPS, SIZE, "mjpg")
     covered = folder / "covered.avi"
@@ -82,24 +78,35 @@ def clip(tmp_path_factory) -> SimpleNamespace:
     camera_toml = folder / "camera.toml"
     camera_toml.write_text(lens.calibrated().to_toml())
     return SimpleNamespace(
-        path=path,
+        folder=folder,
+        table=table,
         still=still,
         covered=covered,
         lens=lens,
         camera_toml=camera_toml,
         corners_px=lens.project(CORNERS_IN).tolist(),
-        frames=len(frames),
     )
 
 
 @pytest.fixture(scope="module")
-def played(clip) -> SimpleNamespace:
+def board_clip(clip) -> SimpleNamespace:
+    """The set-up's whole clip: 12 board views of 4 pictures each, then 20 of the table,
+    at 10 a second, by the same lens."""
+    views = random_charuco_views(BOARD.board(), VIEWS, *SIZE, 4, lens=clip.lens)
+    path = clip.folder / "setup.avi"
+    frames = [image for image, _ in views for _ in range(PER_VIEW)] + [clip.table] * TABLE_FRAMES
+    write_frames(frames, path, FPS, SIZE, "mjpg")
+    return SimpleNamespace(path=path, frames=len(frames), lens=clip.lens)
+
+
+@pytest.fixture(scope="module")
+def played(board_clip) -> SimpleNamespace:
     """The clip played through with calibration on from the start: which picture was the
     newest when, and the set-up once the worker has offered the held last picture."""
-    setup = TableSetup(folder=clip.path.parent, run_port=0)
+    setup = TableSetup(folder=board_clip.path.parent, run_port=0)
     setup.set_calibration(True)
     began = time.monotonic()
-    setup.use_source(str(clip.path))
+    setup.use_source(str(board_clip.path))
     shown: list[tuple[float, int]] = []
     while setup.state()["source"]["status"] != HELD:
         seen = setup.newest()
@@ -108,7 +115,7 @@ def played(clip) -> SimpleNamespace:
         assert time.monotonic() - began < 60
         time.sleep(0.05)
     held_s = time.monotonic() - began
-    last = f"frame {clip.frames - 1}"
+    last = f"frame {board_clip.frames - 1}"
     wait_for(lambda: (setup.state()["calibration"]["last"] or {}).get("name") == last, 60)
     yield SimpleNamespace(setup=setup, shown=shown, held_s=held_s, state=setup.state())
     setup.close()
@@ -117,20 +124,21 @@ def played(clip) -> SimpleNamespace:
 # -- the source -------------------------------------------------------------------------------
 
 
-def test_a_file_plays_at_its_own_rate_and_holds_its_last_picture(clip, played) -> None:
+@pytest.mark.slow
+def test_a_file_plays_at_its_own_rate_and_holds_its_last_picture(board_clip, played) -> None:
     # 68 pictures at 10 a second: 6.8 s, each shown when it was due (within 3 pictures: a
     # picture is detected on as it is taken)
-    assert clip.frames / FPS - 0.2 <= played.held_s <= clip.frames / FPS + 1.5
+    assert board_clip.frames / FPS - 0.2 <= played.held_s <= board_clip.frames / FPS + 1.5
     late = [(t, i) for t, i in played.shown if abs(i - t * FPS) > 3]
     assert late == [] and len(played.shown) > 60
     seen = played.setup.newest()
-    assert seen is not None and seen.frame.index == clip.frames - 1
+    assert seen is not None and seen.frame.index == board_clip.frames - 1
     count = seen.count
     time.sleep(0.3)
     assert played.setup.newest().count == count  # held: no new pictures
     source = played.state["source"]
     assert source == {
-        "spec": str(clip.path),
+        "spec": str(board_clip.path),
         "status": HELD,
         "width": 1280,
         "height": 720,
@@ -142,7 +150,8 @@ def test_a_file_plays_at_its_own_rate_and_holds_its_last_picture(clip, played) -
 # -- 1. the camera ----------------------------------------------------------------------------
 
 
-def test_the_views_kept_calibrate_as_calibrate_camera_does(clip, played) -> None:
+@pytest.mark.slow
+def test_the_views_kept_calibrate_as_calibrate_camera_does(board_clip, played) -> None:
     calibration = played.state["calibration"]
     kept = [int(name.split()[1]) for name in calibration["kept"]]
     assert calibration["views"] == len(kept)
@@ -150,7 +159,7 @@ def test_the_views_kept_calibrate_as_calibrate_camera_does(clip, played) -> None
     assert len({i // PER_VIEW for i in kept}) == len(kept) >= 9
     assert all(i < VIEWS * PER_VIEW for i in kept)
     # calibrate, on its own, on the same pictures as read back from the file
-    images = pictures(clip.path)
+    images = pictures(board_clip.path)
     theirs = calibrate(((f"frame {i}", images[i]) for i in kept), BOARD)
     assert theirs.used == calibration["kept"]
     camera = played.setup.camera
@@ -159,13 +168,14 @@ def test_the_views_kept_calibrate_as_calibrate_camera_does(clip, played) -> None
     assert abs(camera.rms_px - theirs.camera.rms_px) <= 0.02 * theirs.camera.rms_px
     assert abs(camera.fx - theirs.camera.fx) <= 0.02 * theirs.camera.fx
     assert abs(camera.fy - theirs.camera.fy) <= 0.02 * theirs.camera.fy
-    assert abs(camera.fx - clip.lens.fx) <= 0.02 * clip.lens.fx  # and the lens's own
+    assert abs(camera.fx - board_clip.lens.fx) <= 0.02 * board_clip.lens.fx  # and the lens's own
     assert calibration["calibrated"] and calibration["camera_file"] is None
     assert calibration["coverage"]["share"] == pytest.approx(theirs.coverage)
     assert calibration["last"]["why"] == "not_found"  # the table: no board
 
 
-def test_views_are_offered_at_most_four_times_a_second(clip, played) -> None:
+@pytest.mark.slow
+def test_views_are_offered_at_most_four_times_a_second(board_clip, played) -> None:
     # offered at most every 0.25 s: the pictures kept are at least 2 apart (0.2 s)
     kept = [int(name.split()[1]) for name in played.state["calibration"]["kept"]]
     assert all(b - a >= 2 for a, b in itertools.pairwise(kept))
@@ -174,7 +184,8 @@ def test_views_are_offered_at_most_four_times_a_second(clip, played) -> None:
 # -- 2. the table -----------------------------------------------------------------------------
 
 
-def test_anchors_with_the_camera_calibrated_from_the_clip(clip, played) -> None:
+@pytest.mark.slow
+def test_anchors_with_the_camera_calibrated_from_the_clip(clip, board_clip, played) -> None:
     # the same anchors (to a rounding) as propose_anchors gives with calibrate's camera on
     # the same views; how near the truth they are is the calibration's: at 1280 x 720, 8
     # views covering 48-60% of the frame put the anchors near its edge 0.1-0.3 in off, 14
@@ -183,7 +194,7 @@ def test_anchors_with_the_camera_calibrated_from_the_clip(clip, played) -> None:
 
     proposal = played.setup.set_table(44, 30, "4x4_50", clip.corners_px)
     assert [a.id for a in proposal.anchors] == [0, 1, 2, 3]
-    images = pictures(clip.path)
+    images = pictures(board_clip.path)
     kept = [int(name.split()[1]) for name in played.state["calibration"]["kept"]]
     theirs = calibrate(((f"frame {i}", images[i]) for i in kept), BOARD).camera
     seen = played.setup.newest()
@@ -201,7 +212,7 @@ def test_anchors_with_the_camera_calibrated_from_the_clip(clip, played) -> None:
 @pytest.fixture
 def fresh(clip) -> TableSetup:
     """A set-up on the table alone (held), with the true lens's camera.toml loaded."""
-    setup = TableSetup(folder=clip.path.parent, run_port=0)
+    setup = TableSetup(folder=clip.folder, run_port=0)
     setup.load_camera(str(clip.camera_toml))
     setup.use_source(str(clip.still))
     wait_for(lambda: setup.state()["source"]["status"] == HELD)
@@ -351,7 +362,7 @@ def test_the_markers_to_print(clip, fresh) -> None:
 
 
 @pytest.mark.slow
-def test_started_the_game_runs_on_the_files(clip, tmp_path: Path) -> None:
+def test_started_the_game_runs_on_the_files(clip, board_clip, tmp_path: Path) -> None:
     """``tablesight run`` started on the files written, on the clip, once the set-up let
     go of it: it says where its table view is, and serves the game there."""
     import json
@@ -362,7 +373,7 @@ def test_started_the_game_runs_on_the_files(clip, tmp_path: Path) -> None:
     setup = TableSetup(folder=tmp_path, command=[sys.executable, str(script)], run_port=0)
     try:
         setup.load_camera(str(clip.camera_toml))
-        setup.use_source(str(clip.path))
+        setup.use_source(str(board_clip.path))  # the game plays it again: 6.8 s
         wait_for(lambda: setup.state()["source"]["status"] == HELD)
         setup.set_table(44, 30, "4x4_50", clip.corners_px)
         setup.set_game("necromunda")
