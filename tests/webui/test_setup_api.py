@@ -343,7 +343,9 @@ def test_served_with_the_guards_and_the_stream(clip, setup) -> None:
         )
         with pytest.raises(urllib.error.HTTPError) as err:
             urllib.request.urlopen(foreign, timeout=10)
-        assert err.value.code == 400 and json.loads(err.value.read())["error"]["field"] == "Host"
+        with err.value:
+            assert err.value.code == 400
+            assert json.loads(err.value.read())["error"]["field"] == "Host"
         cross = urllib.request.Request(
             base + "/api/setup/game",
             data=b'{"game": "necromunda"}',
@@ -351,7 +353,8 @@ def test_served_with_the_guards_and_the_stream(clip, setup) -> None:
         )
         with pytest.raises(urllib.error.HTTPError) as err:
             urllib.request.urlopen(cross, timeout=10)
-        assert err.value.code == 403
+        with err.value:
+            assert err.value.code == 403
         assert setup.state()["game"] is None
     finally:
         setup.close()  # the stream ends
