@@ -269,6 +269,7 @@ class TableSetup:
         self._changed = threading.Condition(self._lock)
         self._closing = threading.Event()
         self._player: _Player | None = None
+        self._switching = threading.Lock()  # one source opened or let go of at a time
         self._specs: list[str] = []
         self._seen: Seen | None = None
         self._count = 0
@@ -311,17 +312,18 @@ class TableSetup:
             raise SetupError("spec", f"expected a camera number, a file or a URL, got {cut(spec)}")
         spec = spec.strip()
         live = spec.isdigit() or "://" in spec
-        if not live:  # a file is checked before the source played now is let go of
-            source = self._open(spec)
-        self._release()
-        if live:
-            source = self._open(spec)
-        player = _Player(spec, source, self._take)
-        with self._changed:
-            self._player = player
-            if spec not in self._specs:
-                self._specs.append(spec)
-            self._changed.notify_all()
+        with self._switching:
+            if not live:  # a file is checked before the source played now is let go of
+                source = self._open(spec)
+            self._release()
+            if live:
+                source = self._open(spec)
+            player = _Player(spec, source, self._take)
+            with self._changed:
+                self._player = player
+                if spec not in self._specs:
+                    self._specs.append(spec)
+                self._changed.notify_all()
 
     @staticmethod
     def _open(spec: str) -> FileSource | LiveSource:
@@ -455,7 +457,7 @@ class TableSetup:
         return self._closing.is_set() or (self._calibrating and self._count != self._offered)
 
     def load_camera(self, path: object) -> CameraModel:
-        """Use a saved ``camera.toml`` instead of calibrating."""
+        """Use a saved ``camera.toml`` instead of calibrating (calibration goes off)."""
         if not isinstance(path, str) or not path.strip():
             raise SetupError("path", f"expected the path of a camera.toml, got {cut(path)}")
         try:
@@ -464,7 +466,7 @@ class TableSetup:
             raise SetupError("path", str(exc)) from None
         with self._changed:
             self._camera, self._camera_file = camera, path
-            self._calibration_warnings = []
+            self._calibrating, self._calibration_warnings = False, []
             self._changed.notify_all()
         return camera
 
@@ -630,7 +632,8 @@ class TableSetup:
         run = None
         if start:
             self._stop_run()
-            self._release()
+            with self._switching:
+                self._release()
             command = [*self.command, "run", "--source", str(spec), *files.options()]
             command += ["--host", self.host, "--port", str(self.run_port)]
             try:

@@ -359,3 +359,45 @@ def test_served_with_the_guards_and_the_stream(clip, setup) -> None:
     finally:
         setup.close()  # the stream ends
         server.close()
+
+
+@pytest.mark.slow
+def test_the_command_serves_the_page(clip, tablesight_command, tmp_path: Path) -> None:
+    """``tablesight setup --source CLIP --port 0``: says where the page is, serves the
+    clip there, and stops on Ctrl-C with status 0."""
+    import re
+    import signal
+    import subprocess
+
+    process = subprocess.Popen(
+        [*tablesight_command, "setup", "--source", str(clip.path), "--port", "0"],
+        cwd=tmp_path,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        found = re.fullmatch(r"set-up page: (http://127\.0\.0\.1:\d+/)\n", line)
+        assert found, line
+        state_url = found.group(1) + "api/setup/state"
+
+        def held() -> bool:
+            with urllib.request.urlopen(state_url, timeout=10) as answer:
+                return json.loads(answer.read())["source"]["status"] == HELD
+
+        wait_for(held)
+        with urllib.request.urlopen(found.group(1), timeout=10) as page:
+            assert page.url.endswith("/setup") and b"TableSight set-up" in page.read()
+    finally:
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=20) == 0
+        process.stderr.close()
+    bad = subprocess.run(
+        [*tablesight_command, "setup", "--source", str(tmp_path / "none.avi"), "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2
+    assert bad.stderr == f"tablesight: --source: {tmp_path / 'none.avi'}: no such file or folder\n"
