@@ -113,7 +113,7 @@ class _Player:
         if isinstance(self.source, FileSource):
             return self.source.fps
         times = list(self._arrived)
-        if len(times) < 2 or times[-1] <= times[0]:
+        if len(times) < 2 or times[-1] <= times[0] or time.monotonic() - times[-1] > 2.0:
             return None
         return (len(times) - 1) / (times[-1] - times[0])
 

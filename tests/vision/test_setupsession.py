@@ -9,6 +9,7 @@ set-up said.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import time
@@ -389,3 +390,51 @@ def test_started_the_game_runs_on_the_files(clip, board_clip, tmp_path: Path) ->
     finally:
         setup.close()
     assert run.process.poll() is not None
+
+
+@pytest.mark.slow
+def test_a_stream_is_read_live_and_its_loss_said(clip) -> None:
+    """An MJPEG stream over HTTP (a phone's camera app), sending the table at 10 pictures
+    a second: read live, its rate measured; when it stops, "camera lost, retrying"."""
+    import http.server
+    import socketserver
+    import threading
+
+    jpeg = cv2.imencode(".jpg", clip.table)[1].tobytes()
+    stop = threading.Event()
+
+    class Camera(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "multipart/x-mixed-replace; boundary=frame")
+            self.end_headers()
+            head = b"--frame\r\nContent-Type: image/jpeg\r\nContent-Length: %d\r\n\r\n"
+            with contextlib.suppress(OSError):
+                while not stop.is_set():
+                    self.wfile.write(head % len(jpeg) + jpeg + b"\r\n")
+                    time.sleep(0.1)
+
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Camera)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    spec = f"http://127.0.0.1:{server.server_address[1]}/video"
+    setup = TableSetup(folder=clip.folder, run_port=0)
+    try:
+        setup.load_camera(str(clip.camera_toml))
+        setup.use_source(spec)
+        wait_for(lambda: setup.newest() is not None and setup.newest().count >= 15)
+        source = setup.state()["source"]
+        assert (source["spec"], source["status"], source["width"]) == (spec, "live", 1280)
+        assert 8.0 <= source["fps"] <= 12.0
+        proposal = setup.set_table(44, 30, "4x4_50", clip.corners_px)
+        assert proposal.healthy
+        stop.set()
+        server.shutdown()
+        wait_for(lambda: setup.state()["source"]["status"] == "camera lost, retrying")
+        assert setup.state()["table"]["health"]["healthy"]  # the last picture's
+    finally:
+        setup.close()
+        server.server_close()
