@@ -102,6 +102,7 @@
 
   function show(name) {
     step = name;
+    if (name === "print") shown.sheet = null;
     if (location.hash.slice(1) !== name) history.replaceState(history.state, "", `#${name}`);
     for (const s of document.querySelectorAll("section.step")) s.hidden = s.dataset.step !== name;
     for (const b of document.querySelectorAll("#steps button")) {
@@ -582,6 +583,7 @@
     const form = $("entry-form");
     const kind = form.querySelector('input[name="kind"]:checked').value;
     form.classList.toggle("terrain", kind === "terrain");
+    form.elements["entry.marker_height_mm"].placeholder = kind === "terrain" ? "0, on the table" : "4, on the base";
     const round = form.elements["entry.base.shape"].value === "round";
     for (const el of form.querySelectorAll(".round-only")) el.hidden = !round;
     for (const el of form.querySelectorAll(".long-only")) el.hidden = round;
@@ -685,7 +687,45 @@
     const n = (s.models || []).length, k = (s.terrain || []).length;
     $("sheet-count").textContent = n || k ? `${n} model${n === 1 ? "" : "s"}` +
       (k ? ` and ${k} terrain piece${k === 1 ? "" : "s"}` : "") : "No models yet: say what each marker is first.";
+    const key = JSON.stringify([s.models, s.terrain]);
+    if (step === "print" && (n || k) && shown.sheet !== key) {
+      shown.sheet = key;
+      checkSheet();
+    }
   }
+
+  // Whether the sheet prints: the server's refusal (a marker too big for its base, say)
+  // said on the step, with a way to the entry at fault.
+  let fixing = null;
+  async function checkSheet() {
+    const section = $("step-print");
+    clearErrors(section);
+    fixing = null;
+    $("fix-entry").hidden = true;
+    $("markers-pdf").classList.remove("refused");
+    let r;
+    try { r = await fetch("/api/setup/markers.pdf", { cache: "no-store" }); } catch (err) { return; }
+    if (r.ok) return;
+    try { await answer(r); } catch (err) {
+      const found = err.field && /^(models|terrain)\[(\d+)\]\.?(.*)$/.exec(err.field);
+      const entry = found ? (found[1] === "models" ? models : terrain)[Number(found[2])] : null;
+      $("markers-pdf").classList.add("refused");
+      showError(section, null, entry ? `${entry.id}: ${err.message.slice(err.field.length + 2)}` : err.message);
+      if (entry) {
+        fixing = { marker: entry.marker, field: `entry.${found[3]}`.replace(/\.$/, ""), message: err.message };
+        $("fix-entry").textContent = `Change ${entry.id}`;
+        $("fix-entry").hidden = false;
+      }
+    }
+  }
+
+  $("fix-entry").onclick = () => {
+    if (!fixing) return;
+    const { marker, field, message } = fixing;
+    show("roster");
+    openEntry(marker);
+    showError($("step-roster"), field, message.slice(message.indexOf(": ") + 2));
+  };
 
   function renderStart(s) {
     offer($("folder"), s.folder);
