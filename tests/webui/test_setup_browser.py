@@ -418,7 +418,7 @@ def test_from_a_webcam_to_a_refereed_game(rig, pages, tablesight_command, tables
         for k, model in enumerate(rig.models):
             open_marker(page, url, model.marker)
             fill_model(page, model)
-            if k == 0:
+            if k == 8:
                 shot(page, "setup-4-roster.png")
             click(page, "#save-entry")
             expect(page.locator("#entry-form")).to_be_hidden()

@@ -189,7 +189,8 @@
     sync(layer(svg, "coverage-cells"), step === "calibrate" ? coverageCells(w, h) : []);
     sync(layer(svg, "board"), step === "calibrate" ? boardCorners(w) : []);
     sync(layer(svg, "clicks"), step === "table" ? cornerMarks(w, font) : []);
-    sync(layer(svg, "markers"), step === "roster" ? markerBoxes(font) : []);
+    const carried = ["roster", "print", "start"].includes(step);
+    sync(layer(svg, "markers"), carried ? markerBoxes(font) : []);
   }
 
   function coverageCells(w, h) {
@@ -222,8 +223,11 @@
     }
     pts.forEach(([x, y], i) => {
       out.push({ key: `c${i}`, tag: "circle", attrs: { cx: x, cy: y, r: w / 250, class: "corner-dot" } });
-      out.push({ key: `t${i}`, tag: "text", text: CORNERS[i],
-        attrs: { x, y: y - font * 0.8, class: "mark-label", "font-size": font } });
+      // each name on the table's side of its corner, so that none runs off the picture
+      const left = i === 0 || i === 3;
+      out.push({ key: `t${i}`, tag: "text", text: CORNERS[i], attrs: {
+        x: x + (left ? 1 : -1) * font * 0.6, y: y - font * 0.8,
+        class: `mark-label ${left ? "start" : "end"}`, "font-size": font } });
     });
     return out;
   }
@@ -332,6 +336,7 @@
     offer($("anchor-size"), t.proposal && t.proposal.anchors.length ? t.proposal.anchors[0].size_mm : null);
     if (corners === null && t.corners_px && t.corners_px.length) corners = t.corners_px.map((p) => [...p]);
     const n = (corners || []).length;
+    $("corner-prompt").classList.toggle("done", n >= 4);
     $("corner-prompt").textContent = n < 4
       ? `Click the ${CORNERS[n]} corner of the table on the picture (${n} of 4 clicked).`
       : "All four corners clicked. Clear them to click again; zoom in to click them closer.";
@@ -571,7 +576,7 @@
     $("entry-title").textContent = who ? `Marker ${marker}: ${who.id}` : `Marker ${marker}`;
     $("remove-entry").hidden = !who;
     form.hidden = false;
-    fitForm(e.keywords || []);
+    fitForm(e.keywords || [], e.status || []);
     shown.markers = null;
     render();
     form.elements["entry.id"].focus();
@@ -579,7 +584,7 @@
 
   // The form's parts for a model or a piece, its base's size fields for the shape, and
   // the chosen game's keywords as boxes to tick (``ticked``: those ticked).
-  function fitForm(ticked) {
+  function fitForm(ticked, statuses = []) {
     const form = $("entry-form");
     const kind = form.querySelector('input[name="kind"]:checked').value;
     form.classList.toggle("terrain", kind === "terrain");
@@ -589,7 +594,13 @@
     for (const el of form.querySelectorAll(".long-only")) el.hidden = round;
     const p = state ? preset(state) : null;
     const words = p ? (kind === "terrain" ? p.terrain_keywords : p.keywords) : [];
-    const box = $("keywords");
+    boxes($("keywords"), words, ticked);
+    if (!p) $("keywords").textContent = "choose the game first";
+    boxes($("statuses"), kind === "model" && p ? p.statuses : [], statuses);
+  }
+
+  // Boxes to tick for ``words`` and any of ``ticked`` not among them.
+  function boxes(box, words, ticked) {
     box.textContent = "";
     for (const word of [...new Set([...(words || []), ...ticked])]) {
       const label = document.createElement("label");
@@ -600,15 +611,15 @@
       label.append(input, ` ${word}`);
       box.appendChild(label);
     }
-    if (!box.children.length) box.textContent = p ? "none for this game" : "choose the game first";
+    if (!box.children.length) box.textContent = "none for this game";
   }
 
   for (const radio of document.querySelectorAll('#entry-form input[name="kind"]')) {
     radio.onchange = () => fitForm([]);
   }
-  $("entry-form").elements["entry.base.shape"].onchange = () => fitForm(ticked());
+  $("entry-form").elements["entry.base.shape"].onchange = () => fitForm(ticked(), ticked("statuses"));
 
-  const ticked = () => [...$("keywords").querySelectorAll("input:checked")].map((i) => i.value);
+  const ticked = (id = "keywords") => [...$(id).querySelectorAll("input:checked")].map((i) => i.value);
 
   // The entry as roster.toml (or terrain.toml) has it; fields left empty are left out.
   function formEntry() {
@@ -624,6 +635,7 @@
       e.base = shape === "round" ? { shape, diameter_mm: num("entry.base.diameter_mm") }
         : { shape, length_mm: num("entry.base.length_mm"), width_mm: num("entry.base.width_mm") };
       e.movement = num("entry.movement");
+      if (ticked("statuses").length) e.status = ticked("statuses");
     } else {
       e.polygon = text("entry.polygon").split(/\n|;/).map((l) => l.trim()).filter(Boolean)
         .map((l) => l.split(/[\s,]+/).map(Number));
@@ -729,22 +741,36 @@
 
   function renderStart(s) {
     offer($("folder"), s.folder);
-    const files = s.written ? Object.values(s.written.files).filter(Boolean) : [];
-    const key = JSON.stringify([files, s.run]);
+    const w = s.written;
+    const files = w ? Object.values(w.files).filter(Boolean) : [];
+    const key = JSON.stringify([w, s.run]);
     if (shown.written === key) return;
     shown.written = key;
-    list($("written"), files.map((f) => `wrote ${f}`));
+    $("written-folder").textContent = w ? `Written to ${w.folder}:` : "";
+    list($("written"), files.map((f) => f.slice(f.lastIndexOf("/") + 1)));
     const run = $("run");
     run.textContent = "";
     if (s.run && s.run.url) {
-      run.append("The game is refereed at ");
+      run.append(`The game is ${s.run.status === "running" ? "refereed" : s.run.status} at `);
       const a = document.createElement("a");
       a.href = s.run.url;
       a.textContent = s.run.url;
       a.target = "_blank";
       a.rel = "noopener";
       run.appendChild(a);
-    }
+    } else if (s.run) run.textContent = `The game: ${s.run.status}`;
+    $("run-later").textContent = w && s.source
+      ? `To referee it again later: tablesight run --source ${s.source.spec} ${w.options.join(" ")}` : "";
+  }
+
+  // the PDFs on the paper chosen (both links follow either choice)
+  for (const select of document.querySelectorAll("select.paper")) {
+    select.onchange = () => {
+      for (const other of document.querySelectorAll("select.paper")) other.value = select.value;
+      for (const a of document.querySelectorAll("a.paper-link")) {
+        a.search = select.value === "a4" ? "" : `?paper=${select.value}`;
+      }
+    };
   }
 
   $("write").onclick = () =>
