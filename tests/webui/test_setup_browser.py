@@ -522,6 +522,23 @@ def test_each_steps_refusal_is_said_at_its_field(
         expect(error).to_be_hidden()
         expect(page.locator("#anchors tbody tr")).to_have_count(4)
 
+        # a tape measure longer than the table, then the true one (anchor 1: 1.5 in from
+        # the right edge and from the near one)
+        tape_x = '#anchors input[name="tape[1].x_edge_in"]'
+        tape_y = '#anchors input[name="tape[1].y_edge_in"]'
+        type_into(page, tape_x, "50")
+        type_into(page, tape_y, "1.5")
+        click(page, "#propose")
+        tape_error = field_error(page, "table", "tape[1]")
+        expect(tape_error).to_contain_text("got 50")
+        expect(page.locator(tape_x)).to_have_class(re.compile("invalid"))
+        type_into(page, tape_x, "1.5")
+        click(page, "#propose")
+        expect(tape_error).to_be_hidden()
+        taped = page.locator('#anchors tbody tr[data-anchor="1"] td')
+        expect(taped.nth(1)).to_have_text("42.50")
+        expect(taped.nth(2)).to_have_text("1.50")
+
         # two models on one marker, and a marker the dictionary does not have
         go_to(page, "roster")
         page.select_option("#game", "necromunda")
@@ -529,6 +546,7 @@ def test_each_steps_refusal_is_said_at_its_field(
         assert first.base_mm == 32.0
         open_marker(page, url, first.marker)
         fill_model(page, first, marker_size=False)  # the sheet's 20 mm: too big for its base
+        page.locator('#keywords input[value="walker"]').check()
         click(page, "#save-entry")
         expect(page.locator("#entry-form")).to_be_hidden()
         open_marker(page, url, second.marker)
@@ -545,7 +563,9 @@ def test_each_steps_refusal_is_said_at_its_field(
         type_into(page, '#entry-form input[name="entry.marker"]', str(second.marker))
         click(page, "#save-entry")
         expect(page.locator("#entry-form")).to_be_hidden()
-        assert len(api(url, "/api/setup/state")["models"]) == 2
+        shown = api(url, "/api/setup/state")["models"]
+        assert [m["marker"] for m in shown] == [first.marker, second.marker]
+        assert shown[0]["keywords"] == ["walker"]
 
         # a marker too big for its base, found when the sheet is made
         go_to(page, "print")

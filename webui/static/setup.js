@@ -85,13 +85,14 @@
   // The message next to the field it names (or the nearest one holding it), else on the
   // step's message line; the field's input is marked.
   function showError(section, field, message) {
-    let out = null;
+    let out = null, input = null;
     if (field) {
       for (const f of shorter(field)) {
         out = out || byAttr(section, "data-field", f);
-        const input = byAttr(section, "name", f);
-        if (input) { input.classList.add("invalid"); break; }
+        input = input || byAttr(section, "name", f);
+        if (out && input) break;
       }
+      if (input) input.classList.add("invalid");
     }
     if (out) out.textContent = field && message.startsWith(`${field}: `) ? message.slice(field.length + 2) : message;
     else (out = section.querySelector(".step-message")).textContent = message;
