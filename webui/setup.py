@@ -230,9 +230,9 @@ def game() -> Response:
 @views.post("/api/setup/models")
 def models() -> Response:
     given = _body("models", "terrain", required=("models",))
-    done = _setup().set_models(given["models"], given.get("terrain", []))
+    _setup().set_models(given["models"], given.get("terrain", []))
     shown = _setup().state()
-    return jsonify(models=shown["models"], terrain=shown["terrain"], count=len(done.roster))
+    return jsonify(models=shown["models"], terrain=shown["terrain"])
 
 
 @views.get("/api/setup/markers.pdf")
