@@ -54,8 +54,12 @@
       poll();
       return out;
     } catch (err) {
-      if (err instanceof Refusal) showError(section, err.field ? rename(err.field) : null, err.message);
-      else showError(section, null, `the server did not answer: ${err.message}`);
+      if (err instanceof Refusal) {
+        // beside its field the message goes without the field's name it starts with
+        const bare = err.field && err.message.startsWith(`${err.field}: `)
+          ? err.message.slice(err.field.length + 2) : err.message;
+        showError(section, err.field ? rename(err.field) : null, err.message, bare);
+      } else showError(section, null, `the server did not answer: ${err.message}`);
       return null;
     }
   }
@@ -82,9 +86,9 @@
   const byAttr = (section, attr, value) =>
     [...section.querySelectorAll(`[${attr}]`)].find((el) => el.getAttribute(attr) === value);
 
-  // The message next to the field it names (or the nearest one holding it), else on the
-  // step's message line; the field's input is marked.
-  function showError(section, field, message) {
+  // The message next to the field it names (or the nearest one holding it; ``bare``
+  // there), else on the step's message line; the field's input is marked.
+  function showError(section, field, message, bare = message) {
     let out = null, input = null;
     if (field) {
       for (const f of shorter(field)) {
@@ -94,7 +98,7 @@
       }
       if (input) input.classList.add("invalid");
     }
-    if (out) out.textContent = field && message.startsWith(`${field}: `) ? message.slice(field.length + 2) : message;
+    if (out) out.textContent = bare;
     else (out = section.querySelector(".step-message")).textContent = message;
     if (out.scrollIntoView) out.scrollIntoView({ block: "nearest" });
   }
