@@ -57,6 +57,14 @@ class Frame:
             self._gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
         return self._gray
 
+    def encoded(self, quality: int = 80) -> bytes | None:
+        """The picture as JPEG: the camera's own when it sent one (no decoding, no
+        encoding), else encoded at ``quality``; ``None`` if OpenCV cannot encode it."""
+        if self.jpeg is not None:
+            return self.jpeg.tobytes()
+        ok, data = cv2.imencode(".jpg", self.image, [cv2.IMWRITE_JPEG_QUALITY, quality])
+        return data.tobytes() if ok else None
+
     @property
     def size(self) -> tuple[int, int]:
         """Width and height in pixels."""

@@ -21,8 +21,6 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import cv2
-
 from rules.errors import InputError
 from rules.session import Event
 from rules.view import describe, measure, neighbours
@@ -498,13 +496,9 @@ class Game:
             key = (self.generation, frame.index)
             if self._jpeg is not None and self._jpeg[0] == key:
                 return frame.index, self._jpeg[1]
-        if frame.jpeg is not None:
-            data = frame.jpeg.tobytes()
-        else:
-            ok, encoded = cv2.imencode(".jpg", frame.image, [cv2.IMWRITE_JPEG_QUALITY, quality])
-            if not ok:
-                return None
-            data = encoded.tobytes()
+        data = frame.encoded(quality)
+        if data is None:
+            return None
         with self.lock:
             self._jpeg = (key, data)
         return frame.index, data

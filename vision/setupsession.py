@@ -368,14 +368,9 @@ class TableSetup:
             return None
         if cached is not None and cached[0] == seen.count:
             return cached
-        frame = seen.frame
-        if frame.jpeg is not None:
-            data = frame.jpeg.tobytes()
-        else:
-            ok, encoded = cv2.imencode(".jpg", frame.image, [cv2.IMWRITE_JPEG_QUALITY, quality])
-            if not ok:
-                return None
-            data = encoded.tobytes()
+        data = seen.frame.encoded(quality)
+        if data is None:
+            return None
         with self._lock:
             self._jpeg = (seen.count, data)
         return seen.count, data

@@ -45,6 +45,26 @@ if TYPE_CHECKING:
     from vision.match.replay import Replay
 
 
+def guarded_app(
+    token: str | None = None,
+    hosts: frozenset[str] | None = None,
+    limits: StreamLimits | None = None,
+) -> Flask:
+    """A Flask app with the pages' strict JSON, body limit and one error shape, the
+    ``Host`` and control guards (``token``, ``hosts``: as :func:`create_app`'s), the
+    security headers and the caps on open streams; its routes are the caller's."""
+    app = Flask(__name__)
+    app.json = StrictJSON(app)
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
+    app.extensions[SLOTS] = StreamSlots(limits or StreamLimits())
+    errors.register(app)
+    if hosts is not None:
+        app.before_request(lambda: guard.check_host(hosts))
+    app.before_request(lambda: guard.check_control(token))
+    app.after_request(guard.secure_headers)
+    return app
+
+
 def create_app(
     game: Refereed,
     token: str | None = None,
@@ -56,16 +76,8 @@ def create_app(
     same object as ``game``) adds the replay viewer's routes; ``hosts``: the ``Host``
     headers answered (``None``: any; :func:`webui.guard.allowed_hosts`); ``limits``: the
     caps on open streams."""
-    app = Flask(__name__)
-    app.json = StrictJSON(app)
-    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
+    app = guarded_app(token, hosts, limits)
     app.extensions[GAME] = game
-    app.extensions[SLOTS] = StreamSlots(limits or StreamLimits())
-    errors.register(app)
-    if hosts is not None:
-        app.before_request(lambda: guard.check_host(hosts))
-    app.before_request(lambda: guard.check_control(token))
-    app.after_request(guard.secure_headers)
     for blueprint in (pages, api, streams):
         app.register_blueprint(blueprint)
     if replay is not None:

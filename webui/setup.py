@@ -36,16 +36,15 @@ from jinja2 import TemplateNotFound
 from werkzeug.wrappers import Response as BaseResponse
 
 from vision.setupsession import TableSetup
-from webui import errors, guard
+from webui.app import guarded_app
 from webui.errors import ApiError
 from webui.guard import StreamLimits, StreamSlots
-from webui.jsonio import MAX_BODY, StrictJSON
 from webui.pages import render_page
 from webui.serve import Server
-from webui.stream import KEEPALIVE_S, PART
+from webui.stream import KEEPALIVE_S, SLOTS, newest_pictures
 
 #: Where the app keeps the set-up and its stream slots (``app.extensions``).
-SETUP, SLOTS = "tablesight.setup", "tablesight.setup.streams"
+SETUP = "tablesight.setup"
 
 #: Until the page's template is there: a page that says where the API is.
 PLACEHOLDER = """<!doctype html>
@@ -68,16 +67,8 @@ def create_setup_app(
     """The set-up page's app for ``setup``: ``token`` guards the controls when set;
     ``hosts`` are the ``Host`` headers answered (``None``: any); ``limits`` cap the
     picture streams."""
-    app = Flask(__name__)
-    app.json = StrictJSON(app)
-    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
+    app = guarded_app(token, hosts, limits)
     app.extensions[SETUP] = setup
-    app.extensions[SLOTS] = StreamSlots(limits or StreamLimits())
-    errors.register(app)
-    if hosts is not None:
-        app.before_request(lambda: guard.check_host(hosts))
-    app.before_request(lambda: guard.check_control(token))
-    app.after_request(guard.secure_headers)
     app.register_blueprint(views)
     return app
 
@@ -161,17 +152,13 @@ def video() -> Response:
 
 
 def _mjpeg(setup: TableSetup) -> Iterator[bytes]:
-    """The newest picture each time there is a new one; pictures a slow client misses
-    are skipped, never queued."""
-    sent = seen = 0
-    yield PART
-    while not setup.closing:
-        seen = setup.wait_for_frame(seen, KEEPALIVE_S)
-        picture = setup.jpeg()
-        if picture is None or picture[0] == sent:
-            continue
-        sent, data = picture
-        yield data + b"\r\n" + PART
+    """The newest picture each time there is a new one (0: none yet)."""
+    return newest_pictures(
+        lambda: setup.closing,
+        lambda seen: setup.wait_for_frame(seen, KEEPALIVE_S),
+        setup.jpeg,
+        first=0,
+    )
 
 
 # -- the steps -----------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -240,14 +240,28 @@ def _stream(shown: Refereed, next_id: int) -> Iterator[str]:
 
 
 def _mjpeg(shown: Refereed) -> Iterator[bytes]:
-    """The newest frame each time there is a new one; frames a slow client misses are
-    skipped, never queued."""
-    sent, seen_version = -1, -1
+    """The game's newest frame each time there is a new one."""
+    return newest_pictures(
+        lambda: shown.closing, lambda seen: shown.wait_for_change(seen, KEEPALIVE_S), shown.jpeg
+    )
+
+
+def newest_pictures(
+    closing: Callable[[], bool],
+    wait: Callable[[int], int],
+    picture: Callable[[], tuple[int, bytes] | None],
+    first: int = -1,
+) -> Iterator[bytes]:
+    """A multipart JPEG stream: ``picture()`` (its number and bytes) each time ``wait``
+    (given the last change seen, from ``first``, returning the newest) says something
+    changed, until ``closing()``; pictures a slow client misses are skipped, never
+    queued."""
+    sent, seen = first, first
     yield PART
-    while not shown.closing:
-        seen_version = shown.wait_for_change(seen_version, KEEPALIVE_S)
-        picture = shown.jpeg()
-        if picture is None or picture[0] == sent:
+    while not closing():
+        seen = wait(seen)
+        newest = picture()
+        if newest is None or newest[0] == sent:
             continue
-        sent, data = picture
+        sent, data = newest
         yield data + b"\r\n" + PART
