@@ -610,6 +610,7 @@ def calibrate_camera(views: tuple[Path, ...], board_path: Path, output: Path) ->
 @click.option("--record", "record_path", type=click.Path(path_type=Path), help="match.db")
 @click.option("--host", default="127.0.0.1", show_default=True, help="0.0.0.0: the LAN too.")
 @click.option("--port", default=5000, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--setup-url", help="The set-up page that started it: the table view links there.")
 def run(
     source: str,
     game: str,
@@ -620,6 +621,7 @@ def run(
     record_path: Path | None,
     host: str,
     port: int,
+    setup_url: str | None,
 ) -> None:
     """Referee a live game from a camera or stream; events are printed as they happen.
 
@@ -646,7 +648,7 @@ def run(
     click.echo(
         f"refereeing {setup.ruleset.title} from {source}" + (f" ({granted})" if granted else "")
     )
-    server = _serve(referee, host, port)
+    server = _serve(referee, host, port, setup_url)
     if sys.stdin.isatty():
         _keys_help()
         threading.Thread(target=_terminal_keys, args=(referee,), daemon=True).start()
@@ -682,6 +684,8 @@ def setup(source: str | None, folder: str, host: str, port: int) -> None:
     except OSError as exc:
         table.close()
         fail(f"--port: cannot listen on {host}:{port}: {exc.strerror}")
+    head, _, query = server.url.partition("?")
+    table.page_url = head + "setup" + (f"?{query}" if query else "")
     click.echo(f"set-up page: {server.url}", err=True)
     try:
         serve_until_interrupted(server)
@@ -782,12 +786,12 @@ def _recorder(path: Path | None, setup: Setup, source: str, video: bool) -> Matc
     return MatchWriter(path, setup, video=video, source=source, app_version=__version__)
 
 
-def _serve(referee: Game, host: str, port: int) -> Server:
+def _serve(referee: Game, host: str, port: int, setup_url: str | None = None) -> Server:
     """The web UI on a thread of its own; prints where to open it."""
     from webui.serve import Server
 
     try:
-        server = Server(referee, host, port).start()
+        server = Server(referee, host, port, setup_url=setup_url).start()
     except OSError as exc:
         fail(f"--port: cannot listen on {host}:{port}: {exc.strerror}")
     click.echo(f"table view: {server.url}", err=True)

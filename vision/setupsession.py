@@ -262,6 +262,8 @@ class TableSetup:
         self.board = board
         self.folder = Path(folder)
         self.command = list(command) if command is not None else run_command()
+        #: This set-up page's address, once it is served: the game's table view links to it.
+        self.page_url: str | None = None
         self.host = host
         self.run_port = run_port
         self.offer_hz = offer_hz
@@ -631,6 +633,8 @@ class TableSetup:
                 self._release()
             command = [*self.command, "run", "--source", str(spec), *files.options()]
             command += ["--host", self.host, "--port", str(self.run_port)]
+            if self.page_url is not None:
+                command += ["--setup-url", self.page_url]
             try:
                 run = _Run(command)
             except OSError as exc:

@@ -36,7 +36,7 @@ from webui import errors, guard
 from webui.api import api
 from webui.guard import StreamLimits, StreamSlots
 from webui.jsonio import MAX_BODY, StrictJSON
-from webui.pages import pages
+from webui.pages import SETUP_URL, pages
 from webui.protocol import GAME, REPLAY, Refereed
 from webui.replay import replays
 from webui.stream import SLOTS, streams
@@ -71,13 +71,16 @@ def create_app(
     replay: Replay | None = None,
     hosts: frozenset[str] | None = None,
     limits: StreamLimits | None = None,
+    setup_url: str | None = None,
 ) -> Flask:
-    """The Flask app for ``game``; ``token`` guards the controls when set; ``replay`` (the
+    """The Flask app for ``game``; ``setup_url``: the set-up page that started the game,
+    which the table view links back to; ``token`` guards the controls when set; ``replay`` (the
     same object as ``game``) adds the replay viewer's routes; ``hosts``: the ``Host``
     headers answered (``None``: any; :func:`webui.guard.allowed_hosts`); ``limits``: the
     caps on open streams."""
     app = guarded_app(token, hosts, limits)
     app.extensions[GAME] = game
+    app.config[SETUP_URL] = setup_url
     for blueprint in (pages, api, streams):
         app.register_blueprint(blueprint)
     if replay is not None:

@@ -13,16 +13,25 @@ from webui.protocol import REPLAY
 pages = Blueprint("pages", __name__)
 
 
-def render_page(template: str, page: str, keyboard: tuple[keys.Key, ...] = ()) -> str:
+#: Where the app keeps the address of the set-up page that started its game, if one did.
+SETUP_URL = "TABLESIGHT_SETUP_URL"
+
+
+def render_page(
+    template: str, page: str, keyboard: tuple[keys.Key, ...] = (), **extra: object
+) -> str:
     """A page, with its keyboard for the help dialog and its script."""
-    return render_template(template, page=page, keyboard=keyboard, bindings=keys.bindings(keyboard))
+    return render_template(
+        template, page=page, keyboard=keyboard, bindings=keys.bindings(keyboard), **extra
+    )
 
 
 @pages.get("/")
 def table_view() -> str | BaseResponse:
     if REPLAY in current_app.extensions:
         return redirect("/replay")
-    return render_page("table.html", "table", keys.TABLE)
+    setup_url = current_app.config.get(SETUP_URL)
+    return render_page("table.html", "table", keys.TABLE, setup_url=setup_url)
 
 
 @pages.get("/broadcast")

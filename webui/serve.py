@@ -48,6 +48,7 @@ class Server:
         limits: StreamLimits | None = None,
         token: str | None = None,
         app: AppFactory | None = None,
+        setup_url: str | None = None,
     ) -> None:
         #: Listening beyond this machine: the controls need this token (made up here
         #: unless given).
@@ -73,7 +74,7 @@ class Server:
             assert not isinstance(game, Game)
             self.app = create_app(game, self.token, game, hosts, self.limits)
         else:
-            self.app = create_app(game, self.token, None, hosts, self.limits)
+            self.app = create_app(game, self.token, None, hosts, self.limits, setup_url)
         self._closing = False
         self._thread = threading.Thread(target=self._run, name="web", daemon=True)
 

@@ -209,3 +209,11 @@ def test_mjpeg_sends_the_newest_frame(client):
 
 def _text(chunk):
     return chunk.decode() if isinstance(chunk, bytes) else chunk
+
+
+def test_the_table_view_links_to_the_set_up_page_that_started_it(game):
+    started = create_app(game, setup_url="http://127.0.0.1:5000/setup").test_client()
+    page = started.get("/").get_data(as_text=True)
+    assert 'id="setup-link" href="http://127.0.0.1:5000/setup"' in page
+    alone = create_app(game).test_client().get("/").get_data(as_text=True)
+    assert "setup-link" not in alone

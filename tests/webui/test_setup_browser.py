@@ -459,6 +459,12 @@ def test_from_a_webcam_to_a_refereed_game(rig, pages, tablesight_command, tables
             assert any(name in line for line in written), (name, written)
         with urllib.request.urlopen(run_url.rstrip("/") + "/api/state", timeout=10) as r:
             assert r.status == 200 and "models" in json.load(r)
+        # the game's table view links back to this set-up page
+        with urllib.request.urlopen(run_url, timeout=10) as r:
+            table_view = r.read().decode()
+        setup_page = page.url.split("#")[0]
+        assert setup_page.endswith("/setup")
+        assert f'id="setup-link" href="{setup_page}"' in table_view
         page.close()  # before its server stops, so that it asks no more
 
     loaded = Setup.load(
