@@ -727,8 +727,18 @@ class TableSetup:
         return list(out.values())
 
 
+#: Each thread's detectors, by dictionary (gone with the thread).
+_local = threading.local()
+
+
 def _detect(frame: Frame, dictionary: str) -> MarkerDetections:
-    return MarkerDetector(dictionary, frame.size).detect(frame.gray)
+    """The frame's markers, with one detector per dictionary and thread (the player's
+    every picture, a request's now and then), made once, not a picture at a time."""
+    own: dict[str, MarkerDetector] = _local.__dict__.setdefault("detectors", {})
+    detector = own.get(dictionary)
+    if detector is None:
+        detector = own[dictionary] = MarkerDetector(dictionary, frame.size)
+    return detector.detect(frame.gray)
 
 
 def _live_pose(
