@@ -21,6 +21,7 @@ Every method is safe to call from any thread. What cannot be used is refused wit
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import re
 import shutil
@@ -125,6 +126,8 @@ class _Player:
                 self._file(self.source)
         except (SourceError, ValueError) as exc:
             self.status = f"failed: {exc}"
+        except Exception as exc:  # a picture that broke detection: said, not silent
+            self.status = f"failed: {type(exc).__name__}: {exc}"
 
     def _live(self, source: LiveSource) -> None:
         while not self._stop.is_set():
@@ -181,6 +184,8 @@ class _Run:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
+            # its own session: a Ctrl-C at the terminal reaches the set-up, which stops it
+            start_new_session=True,
         )
         self._reader = threading.Thread(target=self._read, name="setup run", daemon=True)
         self._reader.start()
@@ -211,9 +216,10 @@ class _Run:
         return {"url": self.url, "status": self.status, "command": self.command}
 
     def stop(self) -> None:
-        """Ctrl-C, as a user stops it; killed if it has not ended in ten seconds."""
+        """SIGTERM, which ``run`` takes as Ctrl-C (also when started with SIGINT
+        ignored); killed if it has not ended in ten seconds."""
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
+            self.process.send_signal(signal.SIGTERM)
             try:
                 self.process.wait(timeout=10.0)
             except subprocess.TimeoutExpired:
@@ -317,15 +323,28 @@ class TableSetup:
         with self._switching:
             if not live:  # a file is checked before the source played now is let go of
                 source = self._open(spec)
+            before = self._player.spec if self._player is not None else None
             self._release()
             if live:
-                source = self._open(spec)
+                try:
+                    source = self._open(spec)
+                except SetupError:
+                    if before is not None:  # the source that worked plays on
+                        with contextlib.suppress(SetupError):
+                            self._restart(before)
+                    raise
             player = _Player(spec, source, self._take)
             with self._changed:
                 self._player = player
                 if spec not in self._specs:
                     self._specs.append(spec)
                 self._changed.notify_all()
+
+    def _restart(self, spec: str) -> None:
+        player = _Player(spec, self._open(spec), self._take)
+        with self._changed:
+            self._player = player
+            self._changed.notify_all()
 
     @staticmethod
     def _open(spec: str) -> FileSource | LiveSource:
@@ -640,11 +659,16 @@ class TableSetup:
             except OSError as exc:
                 raise SetupError("start", f"cannot start {command[0]}: {exc.strerror}") from None
             run.wait(RUN_WAIT_S)
+        stale = None
         with self._changed:
             self._written = files
-            if run is not None:
-                self._run = run
+            if run is not None:  # a game started meanwhile by another request is stopped
+                stale, self._run = self._run, run
             self._changed.notify_all()
+        if stale is not None:
+            stale.stop()
+        if run is not None and self._closing.is_set():  # closed while it started
+            self._stop_run()
         return files, run
 
     def _stop_run(self) -> None:
@@ -654,7 +678,7 @@ class TableSetup:
             run.stop()
 
     def close(self) -> None:
-        """Stop everything: the source, the calibration, the game started (with Ctrl-C),
+        """Stop everything: the source, the calibration, the game started (as Ctrl-C does),
         and end the page's picture streams."""
         self._closing.set()
         with self._changed:

@@ -179,6 +179,7 @@ def test_the_views_kept_calibrate_as_calibrate_camera_does(board_clip, played) -
 def test_views_are_offered_at_most_four_times_a_second(board_clip, played) -> None:
     # offered at most every 0.25 s: the pictures kept are at least 2 apart (0.2 s)
     kept = [int(name.split()[1]) for name in played.state["calibration"]["kept"]]
+    assert len(kept) >= 9  # of the clip's 12 board views
     assert all(b - a >= 2 for a, b in itertools.pairwise(kept))
 
 
@@ -245,6 +246,16 @@ def test_the_pose_is_solved_again_on_each_new_picture(clip, fresh) -> None:
     table = fresh.state()["table"]
     assert table["health"]["anchors_used"] == [0, 2, 3]
     assert table["proposal"]["health"]["anchors_used"] == [0, 1, 2, 3]  # as proposed
+
+
+def test_a_camera_that_cannot_be_opened_leaves_the_source_before_it_playing(clip, fresh):
+    before = fresh.newest().count
+    with pytest.raises(SetupError) as refused:
+        fresh.use_source("9")  # no such camera on this machine
+    assert refused.value.field == "spec"
+    # the table clip plays again from its start, and is held on its last picture
+    wait_for(lambda: fresh.newest().count > before and fresh.state()["source"]["status"] == HELD)
+    assert fresh.state()["source"]["spec"] == str(clip.still)
 
 
 def test_a_loaded_camera(clip, fresh) -> None:
