@@ -673,7 +673,8 @@ def setup(source: str | None, folder: str, host: str, port: int) -> None:
     from webui.setup import setup_server
 
     command = [sys.executable, str(Path(__file__).resolve())]
-    table = TableSetup(folder=Path(folder), command=command, host=host, run_port=port + 1 if 0 < port < 65535 else 0)
+    run_port = port + 1 if 0 < port < 65535 else 0
+    table = TableSetup(folder=Path(folder), command=command, host=host, run_port=run_port)
     try:
         if source is not None:
             table.use_source(source)
