@@ -66,53 +66,70 @@ def tablesight_command() -> list[str]:
 #: What the demo prints on stderr when its table view is up.
 DEMO_URL = re.compile(r"table view: (http://127\.0\.0\.1:\d+/\S*)")
 
-Demo = tuple[subprocess.Popen[str], str, list[str]]
+#: What ``tablesight setup`` prints on stderr when its page is up.
+SETUP_URL = re.compile(r"set-up page: (http://127\.0\.0\.1:\d+/)")
+
+Served = tuple[subprocess.Popen[str], str, list[str]]
+Demo = Served
+
+
+@contextlib.contextmanager
+def served(command: list[str], url: re.Pattern[str], wait_s: float = 60.0) -> Iterator[Served]:
+    """``command`` started as a user starts it, until it prints ``url`` on stderr: the
+    process, the URL and its stderr lines (kept drained for as long as it runs); stopped
+    with Ctrl-C (SIGINT) on leaving, if it still runs."""
+    process = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT
+    )
+    lines: list[str] = []
+    found = threading.Event()
+
+    def read() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.append(line)
+            if url.search(line):
+                found.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        if not found.wait(wait_s):
+            pytest.fail(f"{' '.join(command[-6:])} printed no URL: {''.join(lines)}")
+        yield process, next(m for m in map(url.search, lines) if m).group(1), lines
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        reader.join(timeout=5)
+        if process.stderr is not None:
+            process.stderr.close()
 
 
 @pytest.fixture(scope="session")
 def run_demo(tablesight_command: list[str]) -> Callable[..., AbstractContextManager[Demo]]:
     """``with run_demo(*options) as (process, url, stderr lines):`` the demo of the
-    necromunda sample on a free port, as a user starts it; stopped with Ctrl-C (SIGINT)
-    on leaving, if it still runs. Its stderr is kept drained for as long as it runs."""
+    necromunda sample on a free port (see :func:`served`)."""
 
-    @contextlib.contextmanager
-    def started(*options: str, wait_s: float = 60.0) -> Iterator[Demo]:
+    def started(*options: str, wait_s: float = 60.0) -> AbstractContextManager[Demo]:
         command = [*tablesight_command, "demo", "--no-browser", "--port", "0"]
-        process = subprocess.Popen(
-            [*command, "--game", "necromunda", *options],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=REPO_ROOT,
-        )
-        lines: list[str] = []
-        found = threading.Event()
+        return served([*command, "--game", "necromunda", *options], DEMO_URL, wait_s)
 
-        def read() -> None:
-            assert process.stderr is not None
-            for line in process.stderr:
-                lines.append(line)
-                if DEMO_URL.search(line):
-                    found.set()
+    return started
 
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
-        try:
-            if not found.wait(wait_s):
-                pytest.fail(f"the demo printed no table view URL: {''.join(lines)}")
-            url = next(m for m in map(DEMO_URL.search, lines) if m).group(1)
-            yield process, url, lines
-        finally:
-            if process.poll() is None:
-                process.send_signal(signal.SIGINT)
-                try:
-                    process.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
-            reader.join(timeout=5)
-            if process.stderr is not None:
-                process.stderr.close()
+
+@pytest.fixture(scope="session")
+def run_setup(tablesight_command: list[str]) -> Callable[..., AbstractContextManager[Served]]:
+    """``with run_setup(source) as (process, url, stderr lines):`` ``tablesight setup
+    --source SOURCE`` on a free port (see :func:`served`)."""
+
+    def started(source: Path, wait_s: float = 60.0) -> AbstractContextManager[Served]:
+        command = [*tablesight_command, "setup", "--source", str(source), "--port", "0"]
+        return served(command, SETUP_URL, wait_s)
 
     return started
 

@@ -21,18 +21,13 @@ docs.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
 import random
 import re
-import signal
-import subprocess
-import threading
 import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -87,7 +82,6 @@ HOLD_MS, KEY_MS = 100, 25
 #: the models located with the written files (median, in).
 CALIBRATION_SHARE, ANCHOR_IN, LOCATED_IN = 0.02, 0.05, 0.02
 #: What the set-up server prints when its page is up.
-SETUP_URL = re.compile(r"set-up page: (http://127\.0\.0\.1:\d+/)")
 
 
 def model_truth() -> list[SimpleNamespace]:
@@ -186,44 +180,6 @@ def table_only(rig) -> Path:
     table = cv2.imread(str(rig.table_png))
     write_frames([table] * 4, clip, FPS, rig.camera.size, "mjpg")
     return clip
-
-
-@contextlib.contextmanager
-def setup_server(tablesight_command, source: Path, wait_s: float = 60.0) -> Iterator[str]:
-    """``tablesight setup --source SOURCE`` on a free port, as a user starts it; the URL it
-    serves at. Stopped with Ctrl-C (SIGINT) on leaving; its stderr is kept drained."""
-    command = [*tablesight_command, "setup", "--source", str(source), "--port", "0"]
-    process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO
-    )
-    lines: list[str] = []
-    found = threading.Event()
-
-    def read() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            lines.append(line)
-            if SETUP_URL.search(line):
-                found.set()
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
-        if not found.wait(wait_s):
-            pytest.fail(f"tablesight setup printed no URL: {''.join(lines)}")
-        yield next(m for m in map(SETUP_URL.search, lines) if m).group(1)
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        reader.join(timeout=5)
-        if process.stdout is not None:
-            process.stdout.close()
-        print("".join(lines[-20:]))
 
 
 def api(url: str, path: str) -> dict:
@@ -350,8 +306,8 @@ def open_marker(page, url: str, marker: int) -> None:
 # -- the whole way through ----------------------------------------------------------------
 
 
-def test_from_a_webcam_to_a_refereed_game(rig, pages, tablesight_command, tablesight, tmp_path):
-    with setup_server(tablesight_command, rig.clip) as url:
+def test_from_a_webcam_to_a_refereed_game(rig, pages, run_setup, tablesight, tmp_path):
+    with run_setup(rig.clip) as (_, url, _lines):
         page = pages(url + "setup", 1600, 1000)
 
         # 1. the camera: the clip chosen again, so that it plays from its start
@@ -495,12 +451,10 @@ def test_from_a_webcam_to_a_refereed_game(rig, pages, tablesight_command, tables
 # -- refusals at their fields -------------------------------------------------------------
 
 
-def test_each_steps_refusal_is_said_at_its_field(
-    rig, table_only, pages, tablesight_command, tmp_path
-):
+def test_each_steps_refusal_is_said_at_its_field(rig, table_only, pages, run_setup, tmp_path):
     camera_toml = tmp_path / "camera.toml"
     camera_toml.write_text(rig.camera.calibrated().to_toml())
-    with setup_server(tablesight_command, table_only) as url:
+    with run_setup(table_only) as (_, url, _lines):
         # the browser logs each refused request as an error: those are what is tested
         page = pages(url + "setup", 1600, 1000, allow=("status of 400",))
         choose_source(page, table_only)
