@@ -22,8 +22,12 @@ os.environ.setdefault("OPENCV_LOG_LEVEL", "ERROR")
 os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from calibration.printing import SheetEntry
     from rules.session import Event
+    from vision.broker.link import BrokerLink
+    from vision.broker.publisher import TablePublisher
     from vision.game import Game
     from vision.match.writer import MatchWriter
     from vision.setup import Setup
@@ -470,6 +474,86 @@ def calibrate_camera(views: tuple[Path, ...], board_path: Path, output: Path) ->
     click.echo(f"wrote {output}")
 
 
+def _broker_options(command: Callable[..., None]) -> Callable[..., None]:
+    """``--broker`` and what goes with it, for ``run``, ``demo`` and ``hub``."""
+    options = [
+        click.option("--broker", help="The MQTT broker: mqtt://HOST:PORT, or mqtts:// for TLS."),
+        click.option("--broker-user", help="The user name to log in to the broker with."),
+        click.option(
+            "--broker-password",
+            envvar="TABLESIGHT_BROKER_PASSWORD",
+            help="Its password (better: the TABLESIGHT_BROKER_PASSWORD variable).",
+        ),
+        click.option(
+            "--broker-ca",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="mqtts://: the certificate authority to check the broker against.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _table_options(command: Callable[..., None]) -> Callable[..., None]:
+    """The broker's options and the table's name there."""
+    command = click.option(
+        "--table-name",
+        help="This table's name at the broker and on the hub [default: this computer's name].",
+    )(command)
+    return _broker_options(command)
+
+
+def _link(broker: str, user: str | None, password: str | None, ca: Path | None) -> BrokerLink:
+    from rules.errors import InputError
+    from vision.broker.link import BrokerLink
+
+    try:
+        return BrokerLink.parse(broker, user, password, ca)
+    except InputError as exc:
+        fail(str(exc))
+
+
+def _login(options: dict[str, Any]) -> tuple[str | None, str | None, Path | None]:
+    return options["broker_user"], options["broker_password"], options["broker_ca"]
+
+
+def _broker_target(
+    table_name: str | None, broker: str | None, options: dict[str, Any]
+) -> tuple[BrokerLink, str] | None:
+    """The broker to publish to and this table's name there (``--broker``), checked before
+    anything starts; ``None`` without ``--broker``."""
+    login = _login(options)
+    if broker is None:
+        if table_name is not None or any(value is not None for value in login):
+            fail("--table-name, --broker-user, --broker-password, --broker-ca: give --broker too")
+        return None
+    import socket
+
+    from rules.errors import InputError
+    from vision.broker.link import check_name
+
+    link = _link(broker, *login)
+    try:
+        return link, check_name(table_name or socket.gethostname().split(".")[0])
+    except InputError as exc:
+        fail(f"{exc}{'' if table_name else '; name this table with --table-name'}")
+
+
+def _publisher(
+    referee: Game, server: Server, target: tuple[BrokerLink, str] | None
+) -> TablePublisher | None:
+    """The table published to the broker, on threads of its own; never waits for it."""
+    if target is None:
+        return None
+    from vision.broker.publisher import TablePublisher
+
+    link, name = target
+    publisher = TablePublisher(referee, link, name, server.host, server.port).start()
+    click.echo(f"publishing as table {name!r} to {link.url}", err=True)
+    return publisher
+
+
 @main.command()
 @click.option(
     "--source",
@@ -485,6 +569,7 @@ def calibrate_camera(views: tuple[Path, ...], board_path: Path, output: Path) ->
 @click.option("--host", default="127.0.0.1", show_default=True, help="0.0.0.0: the LAN too.")
 @click.option("--port", default=5000, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--setup-url", help="The set-up page that started it: the table view links there.")
+@_table_options
 def run(
     source: str,
     game: str,
@@ -496,6 +581,9 @@ def run(
     host: str,
     port: int,
     setup_url: str | None,
+    table_name: str | None,
+    broker: str | None,
+    **options: Any,
 ) -> None:
     """Referee a live game from a camera or stream; events are printed as they happen.
 
@@ -508,6 +596,7 @@ def run(
     from vision.sources import LiveSource, SourceError, open_source
     from webui.serve import referee_until_stopped
 
+    target = _broker_target(table_name, broker, options)
     try:
         setup = _setup(game, table_path, roster_path, terrain_path, camera_path)
         opened = open_source(source)
@@ -523,10 +612,13 @@ def run(
         f"refereeing {setup.ruleset.title} from {source}" + (f" ({granted})" if granted else "")
     )
     server = _serve(referee, host, port, setup_url)
+    publisher = _publisher(referee, server, target)
     if sys.stdin.isatty():
-        _keys_help()
-        threading.Thread(target=_terminal_keys, args=(referee,), daemon=True).start()
-    referee_until_stopped(referee, server)
+        from webui.keys import keys_help, terminal_keys
+
+        click.echo(keys_help())
+        threading.Thread(target=terminal_keys, args=(referee, click.echo), daemon=True).start()
+    referee_until_stopped(referee, server, publisher)
     if record_path is not None and referee.record_failure is None:
         click.echo(f"recorded {record_path}", err=True)
 
@@ -569,6 +661,44 @@ def setup(source: str | None, folder: str, host: str, port: int) -> None:
         server.close()
 
 
+@main.command()
+@_broker_options
+@click.option("--host", default="127.0.0.1", show_default=True, help="0.0.0.0: the LAN too.")
+@click.option("--port", default=5080, show_default=True, type=click.IntRange(0, 65535))
+@click.option(
+    "--name", default="hub", show_default=True, help="This hub's name at the broker (its session)."
+)
+def hub(broker: str | None, host: str, port: int, name: str, **options: Any) -> None:
+    """Every table of a tournament on one page, from the MQTT broker the tables publish to:
+    which run, their turn and phase and every open flag, the tables that need a judge
+    first; a judge's decision goes back to its table. Ctrl-C stops it."""
+    from webui.hub import hub_server
+
+    from rules.errors import InputError
+    from vision.broker.hub import Hub
+    from vision.broker.link import check_name
+    from webui.serve import serve_until_interrupted
+
+    if broker is None:
+        fail("--broker: the hub reads the tables from a broker: give mqtt://HOST:PORT")
+    link = _link(broker, *_login(options))
+    try:
+        tables = Hub(link, check_name(name, "--name")).start()
+    except InputError as exc:
+        fail(str(exc))
+    try:
+        server = hub_server(tables, host, port).start()
+    except OSError as exc:
+        tables.close()
+        fail(f"--port: cannot listen on {host}:{port}: {exc.strerror}")
+    click.echo(f"hub: reading tables from {link.url}; the page: {server.url}", err=True)
+    try:
+        serve_until_interrupted(server)
+    finally:
+        server.close()
+        tables.close()
+
+
 #: Where the bundled samples live in a checkout: one folder per game.
 SAMPLES = Path(__file__).resolve().parent / "samples"
 
@@ -602,7 +732,17 @@ DEMO_GAME = "necromunda"
     type=click.FloatRange(0.1, 100.0),
     help="Play the clip this many times faster than real time (for tests).",
 )
-def demo(game: str, port: int, no_browser: bool, once: bool, speed: float = 1.0) -> None:
+@_table_options
+def demo(
+    game: str,
+    port: int,
+    no_browser: bool,
+    once: bool,
+    speed: float = 1.0,
+    table_name: str | None = None,
+    broker: str | None = None,
+    **options: Any,
+) -> None:
     """Play a bundled match through the live referee and serve the table view.
 
     The sample clip is processed exactly as a camera would be, at its real speed, and
@@ -617,6 +757,7 @@ def demo(game: str, port: int, no_browser: bool, once: bool, speed: float = 1.0)
     from vision.sources import FileSource, SourceError
     from webui.serve import referee_until_stopped
 
+    target = _broker_target(table_name, broker, options)
     samples = _samples()
     folder = samples / game
     games = sorted(p.name for p in samples.iterdir() if (p / "match.mp4").is_file())
@@ -646,9 +787,10 @@ def demo(game: str, port: int, no_browser: bool, once: bool, speed: float = 1.0)
         f"  OBS pages: {server.url}broadcast and {server.url}overlay. Ctrl-C stops.",
         err=True,
     )
+    publisher = _publisher(referee, server, target)
     if not no_browser:
         webbrowser.open(server.url)
-    referee_until_stopped(referee, server)
+    referee_until_stopped(referee, server, publisher)
 
 
 def _recorder(path: Path | None, setup: Setup, source: str, video: bool) -> MatchWriter | None:
@@ -675,42 +817,6 @@ def _serve(referee: Game, host: str, port: int, setup_url: str | None = None) ->
             "  (controls need the token in that URL; viewers without it can only watch)", err=True
         )
     return server
-
-
-def _keys_help() -> None:
-    from webui.keys import TERMINAL
-
-    click.echo("keys: " + "  ".join(f"{k.label} {k.does}" for k in TERMINAL))
-
-
-def _terminal_keys(referee: Game) -> None:
-    """Single key presses on the terminal, without Enter, until q (see webui/keys.py)."""
-    import termios
-    import tty
-
-    from webui.keys import TERMINAL, bindings
-
-    actions = {
-        "start_phase": referee.start_phase,
-        "end_phase": referee.end_phase,
-        "next_turn": referee.next_turn,
-        "next_side": lambda: click.echo(f"priority: {referee.next_side()}"),
-        "help": _keys_help,
-    }
-    keys = bindings(TERMINAL)
-    fd = sys.stdin.fileno()
-    saved = termios.tcgetattr(fd)
-    try:
-        tty.setcbreak(fd)
-        while True:
-            action = keys.get(sys.stdin.read(1).lower() or "q")
-            if action == "quit":
-                referee.stop()
-                return
-            if action is not None:
-                actions[action]()
-    finally:
-        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
 
 @main.command()

@@ -378,3 +378,19 @@ def match_files(footage, two_model_roster, tmp_path_factory) -> tuple[Path, list
     args = ["--game", "necromunda", "--table", str(folder / "table.toml")]
     args += ["--roster", str(folder / "roster.toml"), "--camera", str(folder / "camera.toml")]
     return video, args
+
+
+# -- the broker ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def mosquitto(tmp_path: Path) -> Iterator[object]:
+    """A real Mosquitto broker on a free port of 127.0.0.1, persistence on, in a folder of
+    its own (:class:`vision.rig.mosquitto.Mosquitto`); ``mosquitto.url`` is its address.
+    ``mosquitto.stop()`` and ``mosquitto.start()`` take it away and bring it back."""
+    from vision.rig.mosquitto import EXECUTABLE, Mosquitto
+
+    if not Path(EXECUTABLE).exists():
+        pytest.fail(f"{EXECUTABLE} is missing: .ci/run installs Debian's mosquitto")
+    with Mosquitto(tmp_path / "broker") as broker:
+        yield broker

@@ -20,6 +20,7 @@ SUBCOMMANDS = [
     "calibrate",
     "markers",
     "bench",
+    "hub",
 ]
 
 

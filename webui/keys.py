@@ -12,7 +12,13 @@ knows no key or description itself.
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from vision.game import Game
 
 
 @dataclass(frozen=True)
@@ -81,3 +87,36 @@ def bindings(keys: tuple[Key, ...]) -> dict[str, str]:
                 raise ValueError(f"key {name!r} bound twice: to {out[name]} and {action}")
             out[name] = action
     return out
+
+
+def keys_help() -> str:
+    """The terminal's keys, on one line."""
+    return "keys: " + "  ".join(f"{k.label} {k.does}" for k in TERMINAL)
+
+
+def terminal_keys(referee: Game, say: Callable[[str], object]) -> None:
+    """Single key presses on the terminal, without Enter, until q; ``say`` prints."""
+    import termios
+    import tty
+
+    actions: dict[str, Callable[[], object]] = {
+        "start_phase": referee.start_phase,
+        "end_phase": referee.end_phase,
+        "next_turn": referee.next_turn,
+        "next_side": lambda: say(f"priority: {referee.next_side()}"),
+        "help": lambda: say(keys_help()),
+    }
+    keys = bindings(TERMINAL)
+    fd = sys.stdin.fileno()
+    saved = termios.tcgetattr(fd)
+    try:
+        tty.setcbreak(fd)
+        while True:
+            action = keys.get(sys.stdin.read(1).lower() or "q")
+            if action == "quit":
+                referee.stop()
+                return
+            if action is not None:
+                actions[action]()
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)

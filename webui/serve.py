@@ -12,7 +12,7 @@ from __future__ import annotations
 import secrets
 import threading
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from waitress import wasyncore
 from waitress.server import create_server
@@ -29,6 +29,11 @@ if TYPE_CHECKING:
 #: Makes the app a server answers, given its token, the ``Host`` headers it answers
 #: (:func:`webui.guard.allowed_hosts`) and its stream caps.
 AppFactory = Callable[[str | None, frozenset[str] | None, StreamLimits], "Flask"]
+
+
+class Closes(Protocol):
+    def close(self) -> None: ...
+
 
 #: Connections waitress keeps open at once (streams, idle keep-alive connections, and
 #: requests being read): well past the stream caps, so that a request is always accepted.
@@ -131,10 +136,10 @@ def stop_on_terminate(stop: Callable[[], object]) -> None:
             signal.signal(number, handler)
 
 
-def referee_until_stopped(referee: Game, server: Server) -> None:
+def referee_until_stopped(referee: Game, server: Server, publisher: Closes | None = None) -> None:
     """Run the game until its source ends, Ctrl-C or a SIGTERM (a service manager, kill);
-    then stop it, the web server (whose streams end with the game) and the match file, in
-    that order."""
+    then stop it, the web server (whose streams end with the game), the match file and
+    the broker's link (the table said offline), in that order."""
     stop_on_terminate(referee.stop)
     try:
         referee.run()
@@ -144,6 +149,8 @@ def referee_until_stopped(referee: Game, server: Server) -> None:
         referee.stop()
         server.close()
         referee.close_recorder()  # a failure to finish it is one event line, not an exit
+        if publisher is not None:
+            publisher.close()
 
 
 def serve_until_interrupted(server: Server) -> None:
