@@ -1,0 +1,250 @@
+"""The hub's page in Chromium, as a judge walking the hall uses it: a real Mosquitto, a
+hub reading it, its page served on a free port, and a test client publishing four
+tables' retained statuses and flags exactly as the contract says (never the table side's
+own code). The table with the most violations is listed first; at a person's pace
+(clicks held, the name typed key by key) the judge opens it, types a name and a ruling
+note and dismisses a flag; the command reaches the table's topic; the table's answer and
+then its retained flags, now saying the flag is dismissed, show on the page; a status
+published while the page is open shows without a reload; the judge's name is still there
+after one; and the link to a table's own view shows only for the table whose view
+answers."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import paho.mqtt.client as mqtt
+import pytest
+from paho.mqtt.enums import CallbackAPIVersion
+
+from vision.broker import messages
+from vision.broker.hub import Hub
+from vision.broker.link import BrokerLink
+from webui.hub import hub_server
+
+pytestmark = pytest.mark.browser
+sync_api = pytest.importorskip("playwright.sync_api")
+expect = sync_api.expect
+
+WAIT_S = 10.0
+#: How long a person holds the button for a click, and between keys (ms).
+HOLD_MS, KEY_MS = 120, 60
+#: How soon a change published must show on the open page (ms).
+LIVE_MS = 5000
+
+
+class Tables:
+    """A test client that speaks for the tables and hears their commands."""
+
+    def __init__(self, port: int) -> None:
+        self.client = mqtt.Client(
+            CallbackAPIVersion.VERSION2, client_id="test-tables", protocol=mqtt.MQTTv311
+        )
+        self.commands: list[dict[str, Any]] = []
+        self.news = threading.Condition()
+        connected, subscribed = threading.Event(), threading.Event()
+        self.client.on_connect = lambda *_: connected.set()
+        self.client.on_subscribe = lambda *_: subscribed.set()
+        self.client.on_message = self._message
+        self.client.connect("127.0.0.1", port)
+        self.client.loop_start()
+        assert connected.wait(WAIT_S)
+        self.client.subscribe(f"{messages.ROOT}/+/{messages.COMMANDS}", qos=1)
+        assert subscribed.wait(WAIT_S)
+
+    def _message(self, _c: Any, _d: Any, message: mqtt.MQTTMessage) -> None:
+        with self.news:
+            self.commands.append({"topic": message.topic, **json.loads(message.payload)})
+            self.news.notify_all()
+
+    def publish(self, table: str, kind: str, body: dict[str, Any], retain: bool = False) -> None:
+        payload = messages.encode({"table": table, **body})
+        topic = messages.topic(table, kind)
+        self.client.publish(topic, payload, qos=1, retain=retain).wait_for_publish(WAIT_S)
+
+    def status(self, table: str, game_id: str, **given: Any) -> None:
+        body = {
+            "online": True,
+            "since": time.time() - 420.0,
+            "game": "necromunda",
+            "title": "Necromunda",
+            "game_id": game_id,
+            "turn": 2,
+            "phase": "movement",
+            "side": "goliath",
+            "sides": ["goliath", "escher"],
+            "state": "playing",
+            "url": None,
+            "events": 0,
+            **given,
+        }
+        self.publish(table, messages.STATUS, body, retain=True)
+
+    def flags(self, table: str, game_id: str, flags: list[dict[str, Any]]) -> None:
+        self.publish(table, messages.FLAGS, {"game_id": game_id, "flags": flags}, retain=True)
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+def flag(flag_id: int, kind: str, model: str, **given: Any) -> dict[str, Any]:
+    return {
+        "id": flag_id,
+        "kind": kind,
+        "rule": "movement",
+        "model": model,
+        "measured": 7.08,
+        "limit": 6.0,
+        "uncertainty": 0.05,
+        "message": f"{model} moved 7.08 in; its allowance is 6 in",
+        "label": "movement: 7.08 in +/- 0.05 / 6.00",
+        "headline": f"{model} moved 7.08 in of 6",
+        "decision": None,
+        **given,
+    }
+
+
+CHARLIE_FLAGS = [flag(4, "violation", "krotos"), flag(6, "violation", "brakk")]
+
+
+@pytest.fixture
+def hall(mosquitto) -> Iterator[tuple[str, Tables]]:
+    """The hub's page address, and the tables: charlie with 2 open violations, bravo
+    with an open advisory, delta offline, alpha online with nothing open and a table view
+    that answers (the hub's own page stands in for it)."""
+    hub = Hub(BrokerLink.parse(mosquitto.url), "judges", check_every_s=0.5).start()
+    assert hub.wait_subscribed(WAIT_S)
+    server = hub_server(hub, "127.0.0.1", 0).start()
+    url = f"http://127.0.0.1:{server.port}/"
+    tables = Tables(mosquitto.port)
+    try:
+        tables.status("alpha", "ga", url=url)
+        tables.status("bravo", "gb", turn=3)
+        tables.flags("bravo", "gb", [flag(1, "advisory", "ryza")])
+        tables.status("charlie", "gc", turn=4, phase="movement", side="escher")
+        tables.flags("charlie", "gc", CHARLIE_FLAGS)
+        tables.status("delta", "gd")
+        tables.publish("delta", messages.STATUS, {"online": False, "reason": "stopped"}, True)
+        end = time.monotonic() + WAIT_S
+        while len(hub.tables()) < 4 or hub.tables()[0]["violations"] != 2:
+            assert time.monotonic() < end, hub.tables()
+            hub.wait_for_change(hub.version, 0.2)
+        yield url, tables
+    finally:
+        tables.close()
+        server.close()
+        hub.close()
+
+
+def hold_click(page, locator) -> None:
+    """A person's click: onto the middle of it, button down, held, up."""
+    locator.scroll_into_view_if_needed()
+    box = locator.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, steps=8)
+    page.mouse.down()
+    page.wait_for_timeout(HOLD_MS)
+    page.mouse.up()
+
+
+def type_into(page, locator, text: str) -> None:
+    hold_click(page, locator)
+    locator.press_sequentially(text, delay=KEY_MS)
+
+
+def names(page) -> list[str]:
+    return page.locator("#tables > li").evaluate_all("(lis) => lis.map((li) => li.dataset.table)")
+
+
+def test_a_judge_dismisses_a_flag_from_the_hub(hall, pages, wait_ms):
+    url, tables = hall
+    page = pages(url, 1400, 900)
+    expect(page.locator("#tables > li")).to_have_count(4)
+    # 2 open violations, then 1 open advisory, then offline, then the rest
+    assert names(page) == ["charlie", "bravo", "delta", "alpha"]
+    first = page.locator("#tables > li").first
+    expect(first.locator(".badge.violation")).to_have_text("2 violations")
+    expect(first).to_contain_text("#4 krotos moved 7.08 in of 6")
+    expect(first).to_contain_text("turn 4")
+    expect(page.locator('li[data-table="delta"] .state')).to_contain_text("offline for")
+    expect(page.locator('li[data-table="bravo"] .state')).to_contain_text("online for 7 min")
+
+    # the judge opens charlie, says who they are and what they ruled, and dismisses #4
+    page.wait_for_timeout(600)
+    hold_click(page, first.locator("button"))
+    details = page.locator("#details")
+    expect(details).to_be_visible()
+    expect(page.locator("#d-name")).to_have_text("charlie")
+    expect(page.locator("#d-flags > li")).to_have_count(2)
+    expect(page.locator("#d-link")).to_be_hidden()  # charlie serves no table view
+    type_into(page, page.locator("#judge"), "Ann Judge")
+    type_into(page, page.locator("#note"), "base on the line")
+    page.wait_for_timeout(400)
+    dismiss = page.locator('#d-flags li[data-flag="4"] button.decide-dismiss')
+    expect(dismiss).to_have_accessible_name("Dismiss flag 4")
+    hold_click(page, dismiss)
+
+    with tables.news:
+        assert tables.news.wait_for(lambda: tables.commands, WAIT_S), "no command came"
+    (command,) = tables.commands
+    assert command["topic"] == "tablesight/charlie/commands"
+    assert {k: command[k] for k in ("table", "game_id", "flag", "decision", "by", "note")} == {
+        "table": "charlie",
+        "game_id": "gc",
+        "flag": 4,
+        "decision": "dismiss",
+        "by": "Ann Judge",
+        "note": "base on the line",
+    }
+    answer = page.locator("#d-answer")
+    expect(answer).to_contain_text("waiting for its answer")
+    expect(page.locator('#d-flags li[data-flag="4"] .flag-decision')).to_contain_text(
+        "dismiss sent by Ann Judge"
+    )
+
+    # the table takes it, and its retained flags say so
+    tables.publish("charlie", messages.ANSWERS, {"command": command["id"], "ok": True})
+    expect(answer).to_contain_text("charlie took it", timeout=LIVE_MS)
+    decided = flag(4, "violation", "krotos", decision="dismiss", by="Ann Judge")
+    decided["note"] = "base on the line"
+    tables.flags("charlie", "gc", [decided, CHARLIE_FLAGS[1]])
+    shown = page.locator('#d-flags li[data-flag="4"]')
+    expect(shown).to_have_class("violation decided dismiss", timeout=LIVE_MS)
+    expect(shown.locator(".flag-decision")).to_have_text("dismissed by Ann Judge: base on the line")
+    expect(shown.locator("button.decide-dismiss")).to_be_hidden()
+    expect(first.locator(".badge.violation")).to_have_text("1 violation")
+    expect(first).not_to_contain_text("#4 krotos")
+
+    # a table moving on shows while the page stays open
+    alpha = page.locator('li[data-table="alpha"]')
+    expect(alpha).to_contain_text("turn 2")
+    began = time.monotonic()
+    tables.status("alpha", "ga", url=url, turn=5, phase="shooting", side="escher")
+    expect(alpha).to_contain_text("turn 5 \u00b7 shooting (escher)", timeout=LIVE_MS)
+    print(f"\na status published shown on the open page in {time.monotonic() - began:.2f} s")
+    tables.publish("delta", messages.STATUS, {"online": False, "reason": "connection lost"}, True)
+    expect(page.locator('li[data-table="delta"] .state')).to_contain_text(
+        "(connection lost)", timeout=LIVE_MS
+    )
+
+    # the link to a table's own view shows when it answers; Escape closes the details
+    hold_click(page, alpha.locator("button"))
+    expect(page.locator("#d-name")).to_have_text("alpha")
+    expect(page.locator("#d-link")).to_be_visible()
+    expect(page.locator("#d-link")).to_have_attribute("href", url)
+    page.keyboard.press("Escape")
+    expect(details).to_be_hidden()
+    expect(alpha.locator("button")).to_be_focused()
+
+    # the keyboard alone: the first card, Enter, its details
+    page.reload()
+    expect(page.locator("#tables > li")).to_have_count(4)
+    page.locator("#tables > li button").first.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#d-name")).to_have_text("charlie")
+    expect(page.locator("#judge")).to_have_value("Ann Judge")  # remembered

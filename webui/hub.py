@@ -1,0 +1,218 @@
+"""The hub's page and API (``tablesight hub``): a thin Flask layer over a
+:class:`~vision.broker.hub.Hub`, with the guards, the strict JSON and the one error shape
+of the game's app (:func:`webui.app.guarded_app`).
+
+The routes:
+
+- ``GET /``: the page (``hub.html``, ``hub.js``);
+- ``GET /api/tables``: ``{"tables": [...], "hub": {...}, "now"}``, the tables needing a
+  judge first (:meth:`Hub.tables`): each ``{"name", "status": "online"|"offline",
+  "since", "game", "title", "turn", "phase", "side", "events", "violations", "flags",
+  "last_event", "url", "reachable", ...}``; ``hub``: its broker, whether it is connected
+  and the messages that did not fit; ``now``: the hub's clock (Unix s), for the ages
+  shown;
+- ``GET /api/tables/<name>``: one table, with its ``last_events`` and the ``commands``
+  sent to it and their answers (a 404 naming ``table`` for a table never heard from);
+- ``GET /api/stream``: server-sent events, a ``tables`` message (the same object as
+  ``/api/tables``, with its ``version``) each time the list changes, at most
+  ``STREAM_HZ`` a second;
+- ``POST /api/tables/<name>/decide`` ``{"flag", "decision": "accept"|"dismiss", "by",
+  "note"?}``: the judge's decision sent to the table; ``{"command": id}``.
+
+Every refusal is ``{"error": {"status", "field", "message"}}``: a 400 naming the field,
+a 404 naming ``table``. Listening beyond this machine, a POST needs the token the hub
+printed (``X-TableSight-Token``), as the table's own page does.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from flask import Blueprint, Flask, Response, current_app, jsonify, request
+
+from vision.broker.hub import Hub, UnknownTable
+from webui.app import guarded_app
+from webui.errors import ApiError
+from webui.guard import StreamLimits, StreamSlots
+from webui.jsonio import dumps
+from webui.pages import render_page
+from webui.serve import Server
+from webui.stream import KEEPALIVE_S, SLOTS
+
+#: Where the app keeps the hub, its list as last serialised, and whether its server stops.
+HUB = "tablesight.hub"
+LISTED = "tablesight.hub.listed"
+STOPPING = "tablesight.hub.stopping"
+#: Most list messages per second on one stream.
+STREAM_HZ = 5.0
+#: How often a waiting stream looks whether its server stops (s).
+STOP_POLL_S = 0.5
+
+views = Blueprint("hub", __name__)
+
+
+def create_hub_app(
+    hub: Hub,
+    token: str | None = None,
+    hosts: frozenset[str] | None = None,
+    limits: StreamLimits | None = None,
+) -> Flask:
+    """The hub's app: ``token`` guards the decisions when set; ``hosts``: the ``Host``
+    headers answered (``None``: any); ``limits``: the caps on open streams."""
+    app = guarded_app(token, hosts, limits)
+    app.extensions[HUB] = hub
+    app.extensions[LISTED] = _Listed()
+    app.extensions[STOPPING] = threading.Event()
+    app.register_blueprint(views)
+    return app
+
+
+class HubServer(Server):
+    """The hub's server: its streams end when it closes (the hub may go on)."""
+
+    def close(self) -> None:
+        self.app.extensions[STOPPING].set()
+        super().close()
+
+
+def hub_server(hub: Hub, host: str = "127.0.0.1", port: int = 5080) -> Server:
+    """The hub's page served on ``host:port`` (not started)."""
+    return HubServer(
+        None,
+        host,
+        port,
+        app=lambda token, hosts, limits: create_hub_app(hub, token, hosts, limits),
+    )
+
+
+def _hub() -> Hub:
+    shown: Hub = current_app.extensions[HUB]
+    return shown
+
+
+class _Listed:
+    """The list as last serialised: once per version for every stream."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._version = -1
+        self._text = "[]"
+
+    def text(self, hub: Hub) -> tuple[int, str]:
+        """The newest version and its tables as JSON text."""
+        with self._lock:
+            if hub.version != self._version:
+                self._version, tables = hub.snapshot()
+                self._text = dumps(tables, separators=(",", ":"))
+            return self._version, self._text
+
+
+def _listing(hub: Hub, version: int, tables_json: str) -> str:
+    """``/api/tables``'s object, as JSON text, around the tables already serialised."""
+    head = dumps(
+        {"version": version, "now": time.time(), "hub": hub.state()}, separators=(",", ":")
+    )
+    return head[:-1] + ',"tables":' + tables_json + "}"
+
+
+# -- the page ------------------------------------------------------------------------------
+
+
+@views.get("/")
+def page() -> str:
+    return render_page("hub.html", "hub")
+
+
+@views.get("/favicon.ico")
+def favicon() -> Response:
+    return Response(status=204)
+
+
+# -- the API -------------------------------------------------------------------------------
+
+
+@views.get("/api/tables")
+def tables() -> Response:
+    hub = _hub()
+    version, text = current_app.extensions[LISTED].text(hub)
+    return Response(_listing(hub, version, text), mimetype="application/json")
+
+
+@views.get("/api/tables/<name>")
+def table(name: str) -> Response:
+    try:
+        return jsonify(_hub().table(name))
+    except UnknownTable as exc:
+        raise ApiError(404, str(exc), "table") from None
+
+
+@views.post("/api/tables/<name>/decide")
+def decide(name: str) -> Response:
+    given = _body("flag", "decision", "by", "note", required=("flag", "decision", "by"))
+    try:
+        command = _hub().decide(
+            name, given["flag"], given["decision"], given["by"], given.get("note")
+        )
+    except UnknownTable as exc:
+        raise ApiError(404, str(exc), "table") from None
+    return jsonify(command=command)
+
+
+def _body(*keys: str, required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The request's JSON object, with only ``keys`` and every one of ``required``."""
+    data = request.get_json(silent=True)
+    if not isinstance(data, Mapping):
+        raise ApiError(400, "body: expected a JSON object", "body")
+    for key in data:
+        if key not in keys:
+            raise ApiError(400, f"{key}: not a field here; the fields: {', '.join(keys)}", key)
+    for key in required:
+        if key not in data:
+            raise ApiError(400, f"{key}: required", key)
+    return dict(data)
+
+
+# -- the stream ----------------------------------------------------------------------------
+
+
+@views.get("/api/stream")
+def stream() -> Response:
+    slots: StreamSlots = current_app.extensions[SLOTS]
+    give_back = slots.take(request.remote_addr or "")
+    try:
+        app = current_app._get_current_object()  # type: ignore[attr-defined]
+        response = Response(
+            _stream(_hub(), app.extensions[LISTED], app.extensions[STOPPING]),
+            mimetype="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+    except BaseException:
+        give_back()
+        raise
+    response.call_on_close(give_back)
+    return response
+
+
+def _stream(hub: Hub, listed: _Listed, stopping: threading.Event) -> Iterator[str]:
+    """The list each time it changes, at most ``STREAM_HZ`` a second, a comment line
+    when nothing has for ``KEEPALIVE_S``; until the hub or its server closes (or the
+    client goes: the write fails)."""
+    yield "retry: 1000\n\n"
+    seen, last_sent, quiet_since = -1, 0.0, time.monotonic()
+    while not hub.closing and not stopping.is_set():
+        version = hub.wait_for_change(seen, STOP_POLL_S)
+        now = time.monotonic()
+        if version == seen:
+            if now - quiet_since >= KEEPALIVE_S:
+                quiet_since = now
+                yield ": keepalive\n\n"
+            continue
+        due = 1.0 / STREAM_HZ - (now - last_sent)
+        if due > 0 and stopping.wait(due):
+            return
+        seen, text = listed.text(hub)
+        last_sent = quiet_since = time.monotonic()
+        yield f"id: {seen}\nevent: tables\ndata: {_listing(hub, seen, text)}\n\n"
