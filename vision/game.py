@@ -23,9 +23,9 @@ from typing import Any
 
 from rules.errors import InputError
 from rules.session import Event
-from rules.view import describe, measure, neighbours
+from rules.view import describe, flags, measure, neighbours
 from vision.decodepool import DetectAhead
-from vision.match.schema import RecordError
+from vision.match.schema import TABLE_DECIDES, RecordError
 from vision.match.writer import MatchWriter
 from vision.observe import Observation, PoseHealth
 from vision.script import Script, Step
@@ -100,6 +100,9 @@ class Game:
         self.frame: Frame | None = None
         self.status = "starting"
         self._listeners: list[Listener] = []
+        #: Who made each flag's decision in this game, and their note: ``table`` (its page
+        #: or keys) or ``hub:<judge>`` (a tournament judge through the broker).
+        self.decided: dict[int, tuple[str, str | None]] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         #: The match file being written, if any: every frame's poses, every event, the
@@ -319,6 +322,7 @@ class Game:
                 self.close_recorder()
             self.generation += 1
             self.session = self.setup.session()
+            self.decided = {}
             self.observer = self.setup.observer()
             # nothing of the last game's clock is shown as this game's (its last frame's
             # time with this game's phase, say)
@@ -384,15 +388,26 @@ class Game:
             self._record(lambda r: r.declaration(*self._now(), model, action, target, roll))
             return self._tell(events)
 
-    def decide(self, event_id: int, decision: str) -> None:
-        """Accept or dismiss a flag; it stays in the record, marked."""
+    def decide(
+        self, event_id: int, decision: str, by: str = TABLE_DECIDES, note: str | None = None
+    ) -> None:
+        """Accept or dismiss a flag; it stays in the record, marked with who decided
+        (``table``: the players, on the page or the keys; ``hub:<judge>``: a tournament
+        judge) and their note. A later decision on the same flag replaces it."""
         with self.lock:
             try:
                 self.session.decide(event_id, decision)
             except ValueError as exc:
                 raise InputError(str(exc)) from None
-            self._record(lambda r: r.decision(self._now()[0], event_id, decision))
+            self.decided[event_id] = (by, note)
+            self._record(lambda r: r.decision(self._now()[0], event_id, decision, by, note))
             self._tell([])
+
+    def flags(self) -> list[dict[str, Any]]:
+        """The flags listed now (:func:`rules.view.flags`), each with ``by`` and ``note``
+        of its decision (``None`` while undecided)."""
+        with self.lock:
+            return _decided_by(flags(self.session), dict(self.decided))
 
     # -- what views show --------------------------------------------------------------------
 
@@ -410,6 +425,7 @@ class Game:
         session = self.session.copy()
         seen = self.observation.models if self.observation else ()
         tracks = {m.id: m.track for m in seen}
+        decided = dict(self.decided)
         live = {
             "status": self.status,
             "generation": self.generation,
@@ -424,6 +440,7 @@ class Game:
 
         def work() -> dict[str, Any]:
             state = describe(session)
+            _decided_by(state["flags"], decided)
             for m in state["models"]:
                 m["track"] = tracks.get(m["id"], "unseen")
             state["live"] = live
@@ -502,6 +519,17 @@ class Game:
         with self.lock:
             self._jpeg = (key, data)
         return frame.index, data
+
+
+def _decided_by(
+    listed: list[dict[str, Any]], decided: dict[int, tuple[str, str | None]]
+) -> list[dict[str, Any]]:
+    """Flags as :func:`rules.view.flags` lists them, each given ``by`` and ``note``: who
+    made its decision and their note (``None`` while undecided)."""
+    for flag in listed:
+        by, note = decided.get(flag["id"], (None, None)) if flag["decision"] else (None, None)
+        flag["by"], flag["note"] = by, note
+    return listed
 
 
 def _poses(generation: int, frame: Frame, arrived: float, seen: Observation) -> dict[str, Any]:

@@ -216,7 +216,7 @@ def test_a_match_reads_back_as_written(match_path: Path) -> None:
         assert match.integrity() == "ok"
         assert (meta["format"], meta["schema"], meta["app_version"]) == (
             "tablesight-match",
-            1,
+            2,
             "9.9.9",
         )
         assert (meta["game"], meta["fps"], meta["video"], meta["frames"]) == (
@@ -264,7 +264,9 @@ def test_a_match_reads_back_as_written(match_path: Path) -> None:
                 "roll": 4,
             }
         ]
-        assert match.decisions() == [{"t": 8.5, "event_id": 2, "decision": "dismiss"}]
+        assert match.decisions() == [
+            {"t": 8.5, "event_id": 2, "decision": "dismiss", "by": "table", "note": None}
+        ]
 
         tracks = match.tracks()
         assert sorted(tracks) == ["brute", "ganger"]
@@ -793,7 +795,7 @@ def test_a_new_file_gets_the_current_version_and_wal(tmp_path: Path) -> None:
     path = tmp_path / "match.db"
     MatchWriter(path, SETUP, video=False).close()
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone() == (1,)
+    assert conn.execute("PRAGMA user_version").fetchone() == (2,)
     assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     conn.close()
 
@@ -805,7 +807,7 @@ def test_a_file_from_a_newer_version_is_refused(tmp_path: Path) -> None:
     conn.execute("PRAGMA user_version = 7")
     conn.close()
     line = (
-        f"{path}: match file format version 7 is newer than this TableSight reads (1); "
+        f"{path}: match file format version 7 is newer than this TableSight reads (2); "
         "update TableSight"
     )
     with pytest.raises(InputError) as caught:
@@ -842,13 +844,17 @@ def test_json_export(match_path: Path, tmp_path: Path) -> None:
         "events",
         "declarations",
         "decisions",
+        "published",
         "tracks",
     ]
     assert (doc["format"], doc["version"]) == ("tablesight-match", 1)
     assert doc["meta"]["game"] == "necromunda"
     assert doc["meta"]["camera"]["image_size"] == [1920, 1080]
     assert doc["events"] == EVENTS
-    assert doc["decisions"] == [{"t": 8.5, "event_id": 2, "decision": "dismiss"}]
+    assert doc["decisions"] == [
+        {"t": 8.5, "event_id": 2, "decision": "dismiss", "by": "table", "note": None}
+    ]
+    assert doc["published"] == []  # not published to a broker
     assert list(doc["tracks"]) == ["ganger", "brute"]  # the roster's order
     assert len(doc["tracks"]["ganger"]) == 300
     assert doc["tracks"]["ganger"][0] == [0.0, 10.0, 5.0, 90.0, 0.004, "settled"]

@@ -128,6 +128,7 @@ def _export_json(match: Match, f: IO[str]) -> None:
         "events": match.events(),
         "declarations": match.declarations(),
         "decisions": match.decisions(),
+        "published": match.published(),
     }
     models = match.models()
     # One pass over the poses, each model's rows into a file of its own, then joined.

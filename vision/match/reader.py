@@ -161,7 +161,17 @@ ROW_CHECKS: dict[str, tuple[str, dict[str, str]]] = {
     ),
     "decisions": (
         "id",
-        {"t": _NUMBER, "event_id": _INTEGER, "decision": _one_of(("accept", "dismiss"))},
+        {
+            "t": _NUMBER,
+            "event_id": _INTEGER,
+            "decision": _one_of(("accept", "dismiss")),
+            '"by"': _TEXT,
+            "note": _or_null(_TEXT),
+        },
+    ),
+    "published": (
+        "event_id",
+        {"event_id": _INTEGER + " AND {c} >= 0", "sent": _NUMBER, "acked": _NUMBER},
     ),
     "inputs": ("id", {"kind": _one_of(INPUTS), "args": _JSON_OBJECT}),
 }
@@ -248,6 +258,12 @@ def check_meta(path: Path, meta: dict[str, Any]) -> None:
         isinstance(m, dict) and isinstance(m.get("id"), str) for m in roster
     ):
         raise bad("roster", "a list of models, each with an id")
+    broker = meta.get("broker")
+    if broker is not None and not (
+        isinstance(broker, dict)
+        and all(isinstance(broker.get(k), str) for k in ("url", "table", "game_id"))
+    ):
+        raise bad("broker", "an object with url, table and game_id")
     for key in ("table", "ruleset", "camera"):
         if meta.get(key) is not None and not isinstance(meta[key], dict):
             raise bad(key, "an object")
@@ -423,9 +439,31 @@ class Match:
         return [dict(zip(keys, r, strict=True)) for r in rows]
 
     def decisions(self) -> list[dict[str, object]]:
-        """Decisions in the order made (a later one on the same flag supersedes it)."""
-        rows = self._all("SELECT t, event_id, decision FROM decisions ORDER BY id")
-        return [{"t": t, "event_id": e, "decision": d} for t, e, d in rows]
+        """Decisions in the order made (a later one on the same flag supersedes it), each
+        with who made it (``table``, or ``hub:<judge>``) and their note."""
+        rows = self._all('SELECT t, event_id, decision, "by", note FROM decisions ORDER BY id')
+        return [
+            {"t": t, "event_id": e, "decision": d, "by": by, "note": note}
+            for t, e, d, by, note in rows
+        ]
+
+    def published(self) -> list[dict[str, object]]:
+        """The events of the live record the broker acknowledged, by id: ``event_id``,
+        ``sent`` and ``acked`` (Unix seconds). Empty unless the game was published
+        (``meta.broker``)."""
+        rows = self._all("SELECT event_id, sent, acked FROM published ORDER BY event_id")
+        return [{"event_id": e, "sent": s, "acked": a} for e, s, a in rows]
+
+    def unacknowledged(self) -> list[int]:
+        """The live record's events the broker never acknowledged (those a hub may have
+        missed); empty when the game was not published (no ``meta.broker``)."""
+        if self.meta.get("broker") is None:
+            return []
+        rows = self._all(
+            "SELECT id FROM events WHERE revision = 0 AND id NOT IN "
+            "(SELECT event_id FROM published) ORDER BY id"
+        )
+        return [int(r[0]) for r in rows]
 
     def models(self) -> list[str]:
         """The models with recorded poses: the roster's order, then any others."""

@@ -128,6 +128,17 @@ MIGRATIONS: tuple[str, ...] = (
         args TEXT NOT NULL
     );
     """,
+    # 2: who decided a flag (the table, or a tournament hub's judge) and their note; the
+    # events the broker acknowledged when the game was published (``--broker``)
+    """
+    ALTER TABLE decisions ADD COLUMN "by" TEXT NOT NULL DEFAULT 'table';
+    ALTER TABLE decisions ADD COLUMN note TEXT;
+    CREATE TABLE published (
+        event_id INTEGER PRIMARY KEY,
+        sent REAL NOT NULL,
+        acked REAL NOT NULL
+    );
+    """,
 )
 #: The schema version this code writes and reads.
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -146,7 +157,10 @@ INSERT_SNAPSHOT = "INSERT INTO snapshots (t, frame, state) VALUES (?, ?, ?)"
 INSERT_DECLARATION = (
     "INSERT INTO declarations (t, frame, model, action, target, roll) VALUES (?, ?, ?, ?, ?, ?)"
 )
-INSERT_DECISION = "INSERT INTO decisions (t, event_id, decision) VALUES (?, ?, ?)"
+INSERT_DECISION = 'INSERT INTO decisions (t, event_id, decision, "by", note) VALUES (?, ?, ?, ?, ?)'
+#: Who decided a flag when nobody says: the players at the table (its page or keys).
+TABLE_DECIDES = "table"
+INSERT_PUBLISHED = "INSERT OR IGNORE INTO published (event_id, sent, acked) VALUES (?, ?, ?)"
 INSERT_INPUT = "INSERT INTO inputs (kind, args) VALUES (?, ?)"
 SET_META = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
 

@@ -45,6 +45,7 @@ from vision.match.schema import (
     INSERT_FRAME,
     INSERT_INPUT,
     INSERT_POSE,
+    INSERT_PUBLISHED,
     INSERT_SNAPSHOT,
     MIN_FREE_BYTES,
     SCHEMA_VERSION,
@@ -52,6 +53,7 @@ from vision.match.schema import (
     SNAPSHOT_EVERY_S,
     SPACE_CHECK_S,
     STATES,
+    TABLE_DECIDES,
     VIDEO_FOURCC,
     VIDEO_SUFFIX,
     PoseTuple,
@@ -323,11 +325,38 @@ class MatchWriter:
         roll = int(roll) if roll is not None else None
         self._put(("declaration", (float(t), int(frame_index), model, action, target, roll)))
 
-    def decision(self, t: float, event_id: int, decision: str) -> None:
-        """The players' decision on a flag: ``accept`` or ``dismiss``."""
+    def decision(
+        self,
+        t: float,
+        event_id: int,
+        decision: str,
+        by: str = TABLE_DECIDES,
+        note: str | None = None,
+    ) -> None:
+        """A decision on a flag: ``accept`` or ``dismiss``, by whom (``table``: the
+        players, on the table's page or keys; ``hub:<judge>``: a tournament judge) and with
+        what note."""
         if decision not in DECISIONS:
             raise ValueError(f"decision: expected one of {', '.join(DECISIONS)}, got {decision!r}")
-        self._put(("decision", (float(t), int(event_id), decision)))
+        if not isinstance(by, str) or not by:
+            raise ValueError(f"by: expected who decided, got {by!r}")
+        if note is not None and not isinstance(note, str):
+            raise ValueError(f"note: expected text or None, got {note!r}")
+        self._put(("decision", (float(t), int(event_id), decision, by, note)))
+
+    def publishing(self, broker: str, table: str, game_id: str) -> None:
+        """The game is published to a broker (``--broker``) as ``table``, its game
+        ``game_id``: ``meta.broker``; the events it acknowledges go to ``published``."""
+        value = {"url": broker, "table": table, "game_id": game_id}
+        self._put(("meta", ("broker", json.dumps(value))))
+
+    def published(self, event_id: int, sent: float, acked: float) -> None:
+        """The broker acknowledged event ``event_id`` (a PUBACK): handed to the broker's
+        client at ``sent``, acknowledged at ``acked`` (both Unix seconds). Once per event;
+        a repeat is ignored."""
+        if event_id < 0:
+            raise ValueError(f"published: not an event's id: {event_id}")
+        self._put(("published", (int(event_id), float(sent), float(acked))))
 
     @property
     def backlog(self) -> int:
@@ -459,6 +488,10 @@ class MatchWriter:
             conn.execute(INSERT_INPUT, item[1])
         elif kind == "decision":
             conn.execute(INSERT_DECISION, item[1])
+        elif kind == "published":
+            conn.execute(INSERT_PUBLISHED, item[1])
+        elif kind == "meta":
+            conn.execute(SET_META, item[1])
 
     def _write_picture(self, conn: sqlite3.Connection, picture: _Picture) -> int | None:
         if not self._video_opened:
