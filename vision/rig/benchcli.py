@@ -157,3 +157,18 @@ def bench_occlusion(frames: int, workers: int) -> None:
     click.echo(report([cell]))
     worst = max(cell.errors_in, default=float("nan"))
     click.echo(f"located {cell.located} of {cell.models}; the worst {worst:.3f} in off")
+
+
+@bench.command("hub")
+@click.option("--tables", default=50, show_default=True, help="Simulated tables.")
+@click.option("--speed", default=10.0, show_default=True, help="Times faster than the matches.")
+@click.option("--minutes", default=10.0, show_default=True, help="How long the load lasts.")
+def bench_hub(tables: int, speed: float, minutes: float) -> None:
+    """A hall's load on one broker and one hub: TABLES simulated tables replaying the
+    sample matches' event streams SPEED times faster; the delay from publishing an event to
+    the hub's page showing it, against a bare MQTT subscriber's, and the hub's memory
+    (MINUTES, plus about 30 s to record the streams)."""
+    from vision.rig.hubload import report, run
+
+    _about(f"bench hub: {tables} tables into a broker and a hub for {minutes:g} minutes")
+    click.echo(report(run(tables=tables, speed=speed, minutes=minutes, say=click.echo)))
