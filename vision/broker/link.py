@@ -30,12 +30,12 @@ RECONNECT_MAX_S = 4.0
 SCHEMES = {"mqtt": 1883, "mqtts": 8883}
 
 #: A table's name: it is a level of the topic tree, so no ``/``, ``+`` or ``#``.
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
 def check_name(name: str, what: str = "--table-name") -> str:
     """A table (or hub) name as a topic level takes it, else :class:`InputError`."""
-    if not NAME_RE.match(name):
+    if not NAME_RE.fullmatch(name):
         raise InputError(
             f"{what}: expected 1-64 letters, digits, '_', '-' or '.', starting with a letter "
             f"or digit, got {name!r}"
@@ -74,9 +74,10 @@ class BrokerLink:
         if parts.path not in ("", "/") or parts.query or parts.fragment:
             raise InputError(f"--broker: expected no path or query after the port, got {url!r}")
         try:
-            port = parts.port or SCHEMES[parts.scheme]
+            given = parts.port
         except ValueError:
             raise InputError(f"--broker: the port must be 1-65535, got {url!r}") from None
+        port = SCHEMES[parts.scheme] if given is None else given
         if port == 0:
             raise InputError(f"--broker: the port must be 1-65535, got {url!r}")
         if parts.username or parts.password:
@@ -93,7 +94,8 @@ class BrokerLink:
 
     @property
     def url(self) -> str:
-        return f"{'mqtts' if self.tls else 'mqtt'}://{self.host}:{self.port}"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{'mqtts' if self.tls else 'mqtt'}://{host}:{self.port}"
 
     def client(self, client_id: str, *, clean_session: bool = True) -> mqtt.Client:
         """A paho-mqtt client (MQTT 3.1.1) set up for this broker, not yet connected:
