@@ -171,7 +171,7 @@ ROW_CHECKS: dict[str, tuple[str, dict[str, str]]] = {
     ),
     "published": (
         "event_id",
-        {"event_id": _INTEGER + " AND {c} >= 0", "sent": _NUMBER, "acked": _NUMBER},
+        {"event_id": _INTEGER + " AND {c} >= 0", "emitted": _NUMBER, "acked": _NUMBER},
     ),
     "inputs": ("id", {"kind": _one_of(INPUTS), "args": _JSON_OBJECT}),
 }
@@ -449,10 +449,10 @@ class Match:
 
     def published(self) -> list[dict[str, object]]:
         """The events of the live record the broker acknowledged, by id: ``event_id``,
-        ``sent`` and ``acked`` (Unix seconds). Empty unless the game was published
+        ``emitted`` and ``acked`` (Unix seconds). Empty unless the game was published
         (``meta.broker``)."""
-        rows = self._all("SELECT event_id, sent, acked FROM published ORDER BY event_id")
-        return [{"event_id": e, "sent": s, "acked": a} for e, s, a in rows]
+        rows = self._all("SELECT event_id, emitted, acked FROM published ORDER BY event_id")
+        return [{"event_id": e, "emitted": t, "acked": a} for e, t, a in rows]
 
     def unacknowledged(self) -> list[int]:
         """The live record's events the broker never acknowledged (those a hub may have

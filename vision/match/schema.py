@@ -135,7 +135,7 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE decisions ADD COLUMN note TEXT;
     CREATE TABLE published (
         event_id INTEGER PRIMARY KEY,
-        sent REAL NOT NULL,
+        emitted REAL NOT NULL,
         acked REAL NOT NULL
     );
     """,
@@ -160,7 +160,7 @@ INSERT_DECLARATION = (
 INSERT_DECISION = 'INSERT INTO decisions (t, event_id, decision, "by", note) VALUES (?, ?, ?, ?, ?)'
 #: Who decided a flag when nobody says: the players at the table (its page or keys).
 TABLE_DECIDES = "table"
-INSERT_PUBLISHED = "INSERT OR IGNORE INTO published (event_id, sent, acked) VALUES (?, ?, ?)"
+INSERT_PUBLISHED = "INSERT OR IGNORE INTO published (event_id, emitted, acked) VALUES (?, ?, ?)"
 INSERT_INPUT = "INSERT INTO inputs (kind, args) VALUES (?, ?)"
 SET_META = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
 

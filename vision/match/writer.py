@@ -350,13 +350,13 @@ class MatchWriter:
         value = {"url": broker, "table": table, "game_id": game_id}
         self._put(("meta", ("broker", json.dumps(value))))
 
-    def published(self, event_id: int, sent: float, acked: float) -> None:
-        """The broker acknowledged event ``event_id`` (a PUBACK): handed to the broker's
-        client at ``sent``, acknowledged at ``acked`` (both Unix seconds). Once per event;
-        a repeat is ignored."""
+    def published(self, event_id: int, emitted: float, acked: float) -> None:
+        """The broker acknowledged event ``event_id`` (a PUBACK): emitted by the game at
+        ``emitted``, acknowledged at ``acked`` (both Unix seconds). Once per event; a
+        repeat is ignored."""
         if event_id < 0:
             raise ValueError(f"published: not an event's id: {event_id}")
-        self._put(("published", (int(event_id), float(sent), float(acked))))
+        self._put(("published", (int(event_id), float(emitted), float(acked))))
 
     @property
     def backlog(self) -> int:
