@@ -4,7 +4,8 @@ tables' retained statuses and flags exactly as the contract says (never the tabl
 own code). The table with the most violations is listed first; at a person's pace
 (clicks held, the name typed key by key) the judge opens it, types a name and a ruling
 note and dismisses a flag; the command reaches the table's topic; the table's answer and
-then its retained flags, now saying the flag is dismissed, show on the page; a status
+then its retained flags, now saying the flag is dismissed, show on the page, as does a
+refusal's reason; a status
 published while the page is open shows without a reload; the judge's name is still there
 after one; and the link to a table's own view shows only for the table whose view
 answers."""
@@ -163,7 +164,8 @@ def names(page) -> list[str]:
 
 def test_a_judge_dismisses_a_flag_from_the_hub(hall, pages, wait_ms):
     url, tables = hall
-    page = pages(url, 1400, 900)
+    # the refusal checked below is a 400, which Chromium logs
+    page = pages(url, 1400, 900, allow=("the server responded with a status of 400",))
     expect(page.locator("#tables > li")).to_have_count(4)
     # 2 open violations, then 1 open advisory, then offline, then the rest
     assert names(page) == ["charlie", "bravo", "delta", "alpha"]
@@ -182,6 +184,12 @@ def test_a_judge_dismisses_a_flag_from_the_hub(hall, pages, wait_ms):
     expect(page.locator("#d-name")).to_have_text("charlie")
     expect(page.locator("#d-flags > li")).to_have_count(2)
     expect(page.locator("#d-link")).to_be_hidden()  # charlie serves no table view
+    # without a name the hub refuses, and says so at the name's field
+    hold_click(page, page.locator('#d-flags li[data-flag="6"] button.decide-accept'))
+    expect(page.locator('#details .field-error[data-field="by"]')).to_have_text(
+        "give the judge's name"
+    )
+    expect(page.locator("#judge")).to_be_focused()
     type_into(page, page.locator("#judge"), "Ann Judge")
     type_into(page, page.locator("#note"), "base on the line")
     page.wait_for_timeout(400)
@@ -219,6 +227,19 @@ def test_a_judge_dismisses_a_flag_from_the_hub(hall, pages, wait_ms):
     expect(shown.locator("button.decide-dismiss")).to_be_hidden()
     expect(first.locator(".badge.violation")).to_have_text("1 violation")
     expect(first).not_to_contain_text("#4 krotos")
+
+    # a decision the table refuses: its reason shown, and the flag still open
+    hold_click(page, page.locator('#d-flags li[data-flag="6"] button.decide-accept'))
+    with tables.news:
+        assert tables.news.wait_for(lambda: len(tables.commands) == 2, WAIT_S)
+    refusal = {"command": tables.commands[1]["id"], "ok": False, "error": "flag 6 is not open"}
+    tables.publish("charlie", messages.ANSWERS, refusal)
+    expect(answer).to_contain_text("charlie refused it: flag 6 is not open", timeout=LIVE_MS)
+    expect(page.locator('#d-flags li[data-flag="6"] .flag-decision')).to_have_text(
+        "accept by Ann Judge refused by the table: flag 6 is not open"
+    )
+    expect(page.locator('#d-flags li[data-flag="6"] button.decide-accept')).to_be_visible()
+    assert len(tables.commands) == 2  # the refused name sent nothing
 
     # a table moving on shows while the page stays open
     alpha = page.locator('li[data-table="alpha"]')

@@ -260,7 +260,7 @@
       let li = old.get(String(f.id));
       if (li) old.delete(String(f.id));
       else li = newFlag(t.name, f.id);
-      fillFlag(li, f, t.commands);
+      fillFlag(li, f, t.commands, t.game_id);
       if (list.children[i] !== li) list.insertBefore(li, list.children[i] || null);
     });
     for (const li of old.values()) li.remove();
@@ -285,23 +285,32 @@
     return li;
   }
 
-  function fillFlag(li, f, commands) {
+  function fillFlag(li, f, commands, gameId) {
     const cls = `${f.kind}${f.decision ? " decided " + f.decision : ""}`;
     if (li.className !== cls) li.className = cls;
     li.querySelector(".flag-kind").textContent = KINDS[f.kind] || f.kind;
     li.querySelector(".flag-text").textContent = flagText(f);
     li.querySelector(".flag-numbers").textContent = f.label && f.headline ? f.label : "";
     li.querySelector(".flag-message").textContent = f.message;
-    let decided = "";
+    let decided = "", refused = false;
     if (f.decision) {
       decided = `${DECIDED[f.decision] || f.decision}` + (f.by ? ` by ${f.by}` : "") +
         (f.note ? `: ${f.note}` : "");
     } else {
-      const pending = commands.find((c) => c.flag === f.id && !c.answer);
-      if (pending) decided = `${pending.decision} sent by ${pending.by}; waiting for the table` +
-        (pending.queued ? " (the hub is not connected to the broker)" : "");
+      // the newest command about it in this game (commands come newest first)
+      const last = commands.find((c) => c.flag === f.id && c.game_id === gameId);
+      if (last && !last.answer) {
+        decided = `${last.decision} sent by ${last.by}; waiting for the table` +
+          (last.queued ? " (the hub is not connected to the broker)" : "");
+      } else if (last && !last.answer.ok) {
+        refused = true;
+        decided = `${last.decision} by ${last.by} refused by the table: ` +
+          (last.answer.error || "no reason given");
+      }
     }
-    li.querySelector(".flag-decision").textContent = decided;
+    const said = li.querySelector(".flag-decision");
+    said.textContent = decided;
+    said.classList.toggle("refused", refused);
     li.querySelector(".decide").hidden = Boolean(f.decision);
   }
 
