@@ -525,8 +525,10 @@ def _broker_target(
     anything starts; ``None`` without ``--broker``."""
     login = _login(options)
     if broker is None:
-        if table_name is not None or any(value is not None for value in login):
-            fail("--table-name, --broker-user, --broker-password, --broker-ca: give --broker too")
+        # (a password in TABLESIGHT_BROKER_PASSWORD, left in the shell, is no mistake)
+        user, _, ca = login
+        if table_name is not None or user is not None or ca is not None:
+            fail("--table-name, --broker-user, --broker-ca: give --broker too")
         return None
     import socket
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import ssl
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -51,7 +51,7 @@ class BrokerLink:
     port: int
     tls: bool = False
     user: str | None = None
-    password: str | None = None
+    password: str | None = field(default=None, repr=False)
     #: The certificate authority to check the broker's certificate against (TLS only);
     #: ``None``: the system's.
     ca_file: Path | None = None
