@@ -429,6 +429,30 @@ def test_a_table_killed_is_said_offline_by_its_last_will(run_demo, mosquitto, wa
 
 
 @pytest.mark.slow
+def test_a_table_frozen_is_said_offline_after_its_keepalive(run_demo, mosquitto, watchers):
+    """A laptop that dies without closing its connection (here: the process stopped,
+    SIGSTOP) is found out by the broker when its pings stop: 1.5 keep-alives (15 s)."""
+    watcher = watchers()
+    options = ("--broker", mosquitto.url, "--table-name", "t1", "--speed", "4")
+    with run_demo(*options) as (process, _, _):
+        _demo_online(watcher)
+        process.send_signal(signal.SIGSTOP)
+        frozen = time.monotonic()
+        try:
+            will = watcher.wait(
+                lambda w: (s := _status(w)) is not None and not s["online"] and s, 30
+            )
+            took = time.monotonic() - frozen
+        finally:
+            process.send_signal(signal.SIGCONT)
+        assert will["reason"] == "connection lost"
+        # woken up, it connects again and says it is online
+        back = watcher.wait(lambda w: (s := _status(w)) is not None and s["online"] and s, 30)
+        assert back["game"] == "necromunda"
+    print(f"\nthe frozen table was said offline {took:.1f} s after it stopped answering")
+
+
+@pytest.mark.slow
 def test_a_table_stopped_with_ctrl_c_says_it_stopped(run_demo, mosquitto, watchers):
     watcher = watchers()
     options = ("--broker", mosquitto.url, "--table-name", "t1", "--speed", "4")
