@@ -13,9 +13,12 @@ The routes:
   shown;
 - ``GET /api/tables/<name>``: one table, with its ``last_events`` and the ``commands``
   sent to it and their answers (a 404 naming ``table`` for a table never heard from);
-- ``GET /api/stream``: server-sent events, a ``tables`` message (the same object as
-  ``/api/tables``, with its ``version``) each time the list changes, at most
-  ``STREAM_HZ`` a second;
+- ``GET /api/stream``: server-sent events, a ``tables`` message each time the list
+  changes, at most ``STREAM_HZ`` a second: ``/api/tables``'s object with its
+  ``version``, ``order`` (every table's name, those needing a judge first) and, in
+  ``tables``, the rows of the tables that changed since the stream's last message (all
+  of them in the first, which says ``"full": true``): a hall of tables each sending
+  events costs a page only the tables that moved;
 - ``POST /api/tables/<name>/decide`` ``{"flag", "decision": "accept"|"dismiss", "by",
   "note"?}``: the judge's decision sent to the table; ``{"command": id}``.
 
@@ -42,9 +45,8 @@ from webui.pages import render_page
 from webui.serve import Server
 from webui.stream import KEEPALIVE_S, SLOTS
 
-#: Where the app keeps the hub, its list as last serialised, and whether its server stops.
+#: Where the app keeps the hub, and whether its server stops.
 HUB = "tablesight.hub"
-LISTED = "tablesight.hub.listed"
 STOPPING = "tablesight.hub.stopping"
 #: Most list messages per second on one stream.
 STREAM_HZ = 5.0
@@ -64,7 +66,6 @@ def create_hub_app(
     headers answered (``None``: any); ``limits``: the caps on open streams."""
     app = guarded_app(token, hosts, limits)
     app.extensions[HUB] = hub
-    app.extensions[LISTED] = _Listed()
     app.extensions[STOPPING] = threading.Event()
     app.register_blueprint(views)
     return app
@@ -93,29 +94,19 @@ def _hub() -> Hub:
     return shown
 
 
-class _Listed:
-    """The list as last serialised: once per version for every stream."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._version = -1
-        self._text = "[]"
-
-    def text(self, hub: Hub) -> tuple[int, str]:
-        """The newest version and its tables as JSON text."""
-        with self._lock:
-            if hub.version != self._version:
-                self._version, tables = hub.snapshot()
-                self._text = dumps(tables, separators=(",", ":"))
-            return self._version, self._text
-
-
-def _listing(hub: Hub, version: int, tables_json: str) -> str:
-    """``/api/tables``'s object, as JSON text, around the tables already serialised."""
-    head = dumps(
-        {"version": version, "now": time.time(), "hub": hub.state()}, separators=(",", ":")
-    )
-    return head[:-1] + ',"tables":' + tables_json + "}"
+def _listing(hub: Hub, since: int = -1) -> tuple[int, str]:
+    """The version now and ``/api/tables``'s object as JSON text: with ``since``, only
+    the rows changed after that version (and every table's name in ``order``)."""
+    version, order, rows = hub.changes(since)
+    listing = {
+        "version": version,
+        "now": time.time(),
+        "hub": hub.state(),
+        "full": since < 0,
+        "order": order,
+        "tables": rows,
+    }
+    return version, dumps(listing, separators=(",", ":"))
 
 
 # -- the page ------------------------------------------------------------------------------
@@ -136,9 +127,7 @@ def favicon() -> Response:
 
 @views.get("/api/tables")
 def tables() -> Response:
-    hub = _hub()
-    version, text = current_app.extensions[LISTED].text(hub)
-    return Response(_listing(hub, version, text), mimetype="application/json")
+    return Response(_listing(_hub())[1], mimetype="application/json")
 
 
 @views.get("/api/tables/<name>")
@@ -185,7 +174,7 @@ def stream() -> Response:
     try:
         app = current_app._get_current_object()  # type: ignore[attr-defined]
         response = Response(
-            _stream(_hub(), app.extensions[LISTED], app.extensions[STOPPING]),
+            _stream(_hub(), app.extensions[STOPPING]),
             mimetype="text/event-stream",
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
@@ -196,10 +185,10 @@ def stream() -> Response:
     return response
 
 
-def _stream(hub: Hub, listed: _Listed, stopping: threading.Event) -> Iterator[str]:
-    """The list each time it changes, at most ``STREAM_HZ`` a second, a comment line
-    when nothing has for ``KEEPALIVE_S``; until the hub or its server closes (or the
-    client goes: the write fails)."""
+def _stream(hub: Hub, stopping: threading.Event) -> Iterator[str]:
+    """The list each time it changes (the rows changed since the last message), at most
+    ``STREAM_HZ`` a second, a comment line when nothing has for ``KEEPALIVE_S``; until
+    the hub or its server closes (or the client goes: the write fails)."""
     yield "retry: 1000\n\n"
     seen, last_sent, quiet_since = -1, 0.0, time.monotonic()
     while not hub.closing and not stopping.is_set():
@@ -213,6 +202,6 @@ def _stream(hub: Hub, listed: _Listed, stopping: threading.Event) -> Iterator[st
         due = 1.0 / STREAM_HZ - (now - last_sent)
         if due > 0 and stopping.wait(due):
             return
-        seen, text = listed.text(hub)
+        seen, text = _listing(hub, seen)
         last_sent = quiet_since = time.monotonic()
-        yield f"id: {seen}\nevent: tables\ndata: {_listing(hub, seen, text)}\n\n"
+        yield f"event: tables\ndata: {text}\n\n"

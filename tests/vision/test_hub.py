@@ -421,3 +421,22 @@ def test_a_hub_started_again_gets_what_was_sent_while_it_was_away(started, table
     tables.connect(mosquitto.port, "test-tables-3")
     tables.event("alpha", "g1", 8)
     until(again, lambda: listed(again)["alpha"]["events"] == 6)
+
+
+def test_a_table_whose_status_is_cleared_is_gone_and_commands_make_none(started, tables):
+    hub = started()
+    tables.status("alpha", "g1")
+    tables.status("bravo", "g2")
+    until(hub, lambda: set(listed(hub)) == {"alpha", "bravo"})
+    version = hub.version
+    tables.raw(messages.topic("alpha", messages.STATUS), b"", retain=True)  # the organiser
+    until(hub, lambda: set(listed(hub)) == {"bravo"})
+    # another hub's command to a table never heard from is no table
+    command = {"id": "c1", "game_id": "g9", "flag": 1, "decision": "accept", "by": "Bo"}
+    tables.publish("ghost", messages.COMMANDS, command)
+    tables.status("charlie", "g3")
+    until(hub, lambda: "charlie" in listed(hub))
+    assert set(listed(hub)) == {"bravo", "charlie"}
+    now, order, rows = hub.changes(version)
+    assert (order, [r["name"] for r in rows]) == (["bravo", "charlie"], ["charlie"])
+    assert now == hub.version

@@ -314,9 +314,24 @@ def read_stream(url: str, wanted, wait_s: float = WAIT_S) -> list[tuple[float, d
     raise AssertionError("the stream ended")
 
 
-def test_the_stream_follows_the_list_at_most_five_times_a_second(served, two_tables, tables):
+def merged(got: list[tuple[float, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The list as a page holding the stream's messages so far has it."""
+    rows: dict[str, dict[str, Any]] = {}
+    for _, message in got:
+        if message["full"]:
+            rows = {}
+        rows.update((t["name"], t) for t in message["tables"])
+    return [rows[name] for name in got[-1][1]["order"]]
+
+
+def test_the_stream_sends_the_tables_that_changed_at_most_five_times_a_second(
+    served, two_tables, tables
+):
     first = read_stream(served, lambda got: True)
-    assert [t["name"] for t in first[0][1]["tables"]] == ["alpha", "bravo"]
+    _, message = first[0]
+    assert message["full"] is True and message["order"] == ["alpha", "bravo"]
+    assert [t["name"] for t in message["tables"]] == ["alpha", "bravo"]
+    assert message["tables"][0]["events"] == 2
 
     def publish() -> None:
         time.sleep(0.3)
@@ -331,13 +346,19 @@ def test_the_stream_follows_the_list_at_most_five_times_a_second(served, two_tab
     writer.start()
 
     def done(got: list[tuple[float, dict[str, Any]]]) -> bool:
-        bravo = next(t for t in got[-1][1]["tables"] if t["name"] == "bravo")
+        bravo = next(t for t in merged(got) if t["name"] == "bravo")
         return bravo["status"] == "online" and bravo["turn"] == 5
 
     got = read_stream(served, done)
     writer.join()
-    final = {t["name"]: t for t in got[-1][1]["tables"]}
+    final = {t["name"]: t for t in merged(got)}
     assert final["alpha"]["events"] == 42
+    assert final["alpha"]["last_event"]["id"] == 41
+    # after the first, each message holds only the tables that changed
+    assert [m["full"] for _, m in got] == [True] + [False] * (len(got) - 1)
+    changed = [sorted(t["name"] for t in m["tables"]) for _, m in got[1:]]
+    assert all(names in (["alpha"], ["bravo"], ["alpha", "bravo"]) for names in changed), changed
+    assert sum("bravo" in names for names in changed) == 1
     gaps = [b[0] - a[0] for a, b in itertools.pairwise(got)]
     assert gaps and min(gaps) >= 0.15, gaps
     versions = [m["version"] for _, m in got]

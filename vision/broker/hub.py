@@ -134,6 +134,8 @@ class _Table:
     problems: int = 0
     problem: str | None = None
     reachable: bool = False
+    #: The hub's version when this table last changed.
+    version: int = 0
     #: When its page address was last tried (monotonic s), and which address.
     checked: float = 0.0
     checked_url: str | None = None
@@ -200,6 +202,7 @@ def _row(table: _Table) -> dict[str, Any]:
         "answer": dict(table.answer) if table.answer else None,
         "problems": table.problems,
         "problem": table.problem,
+        "version": table.version,
     }
 
 
@@ -282,9 +285,11 @@ class Hub:
             self._changed.wait_for(lambda: self.version != version or self.closing, timeout)
             return self.version
 
-    def _bump(self) -> None:
-        """Under the lock: what the tables show changed."""
+    def _bump(self, table: _Table | None = None) -> None:
+        """Under the lock: what the tables show changed (``table``'s row, if given)."""
         self.version += 1
+        if table is not None:
+            table.version = self.version
         self._changed.notify_all()
 
     # -- what is shown -------------------------------------------------------------------
@@ -294,10 +299,14 @@ class Hub:
         with self._lock:
             return [_row(t) for t in sorted(self._tables.values(), key=_order)]
 
-    def snapshot(self) -> tuple[int, list[dict[str, Any]]]:
-        """The version and the tables at that version, read together."""
+    def changes(self, since: int) -> tuple[int, list[str], list[dict[str, Any]]]:
+        """The version now, every table's name in :meth:`tables`'s order, and the rows of
+        the tables that changed after version ``since`` (all of them for ``-1``), read
+        together."""
         with self._lock:
-            return self.version, [_row(t) for t in sorted(self._tables.values(), key=_order)]
+            order = sorted(self._tables.values(), key=_order)
+            rows = [_row(t) for t in order if t.version > since]
+            return self.version, [t.name for t in order], rows
 
     def table(self, name: str) -> dict[str, Any]:
         """One table with its last events (oldest first) and the commands sent to it
@@ -380,7 +389,7 @@ class Hub:
                     "answer": None,
                 },
             )
-            self._bump()
+            self._bump(shown)
         body = command.model_dump(exclude={"v"})
         info = self.client.publish(
             messages.topic(table, messages.COMMANDS), messages.encode(body), qos=1
@@ -390,7 +399,7 @@ class Hub:
                 sent = shown.commands.get(command.id)
                 if sent is not None:
                     sent["queued"] = True
-                    self._bump()
+                    self._bump(shown)
         elif info.rc != mqtt.MQTT_ERR_SUCCESS:
             raise InputError(f"flag: the command could not be sent: {mqtt.error_string(info.rc)}")
         return command.id
@@ -479,8 +488,10 @@ class Hub:
                     self._bump()
                 elif not payload and kind == messages.FLAGS and table is not None:
                     table.flags = []
-                    self._bump()
+                    self._bump(table)
                 return
+            if table is None and kind == messages.COMMANDS:
+                return  # another hub's command to a table this one has not heard from
             if table is None:
                 if len(self._tables) >= MAX_TABLES:
                     self._problem(None, f"{topic}: over {MAX_TABLES} tables; not kept")
@@ -499,7 +510,7 @@ class Hub:
                 self._answer(table, decoded, received_ms)
             elif isinstance(decoded, messages.Command):
                 self._command(table, decoded)
-            self._bump()
+            self._bump(table)
 
     def _problem(self, table: _Table | None, line: str) -> None:
         line = line[:PROBLEM_CHARS]
@@ -643,7 +654,7 @@ class Hub:
                     tried = self._tables.get(name)
                     if tried is not None and tried.url == url and tried.reachable != ok:
                         tried.reachable = ok
-                        self._bump()
+                        self._bump(tried)
 
 
 def _event_id_fits(value: Any) -> bool:

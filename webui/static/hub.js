@@ -12,7 +12,8 @@
   const KINDS = { violation: "violation", advisory: "advisory", close_call: "close call" };
   const DECIDED = { accept: "accepted", dismiss: "dismissed" };
 
-  let listing = null;   // the newest list message
+  let listing = null;   // the newest list: {hub, tables} in the server's order
+  const rows = new Map(); // each table's newest row, by name
   let offset = 0;       // the hub's clock less this browser's (s)
   let chosen = null;    // the name of the table whose details are open
   let details = null;   // its newest details
@@ -94,9 +95,20 @@
 
   // -- the list --------------------------------------------------------------------------
 
+  // A stream message: the rows that changed (all of them when ``full``), and every
+  // table's name in the server's order.
   function showList(message) {
-    listing = message;
-    offset = message.now - Date.now() / 1000;
+    if (message.full) rows.clear();
+    for (const row of message.tables) rows.set(row.name, row);
+    const listed = new Set(message.order);
+    for (const name of [...rows.keys()]) if (!listed.has(name)) rows.delete(name);
+    listing = { hub: message.hub, tables: message.order.map((name) => rows.get(name)).filter(Boolean) };
+    show(message.now);
+  }
+
+  function show(now) {
+    const message = listing;
+    offset = now - Date.now() / 1000;
     const hub = message.hub;
     const problems = hub.problems ? ` \u00b7 ${plural(hub.problems, "message")} not read` : "";
     say("connection", hub.connected ? `broker ${hub.broker}${problems}`
