@@ -62,8 +62,8 @@ class Watcher:
     def _on_message(self, _c: mqtt.Client, _u: Any, message: mqtt.MQTTMessage) -> None:
         try:
             data = json.loads(message.payload) if message.payload else {}
-        except ValueError:
-            data = {"raw": bytes(message.payload).decode(errors="replace")}
+        except (ValueError, RecursionError):  # the commands that do not fit, too
+            data = {"raw": bytes(message.payload[:100]).decode(errors="replace")}
         kind = message.topic.rsplit("/", 1)[1]
         with self._changed:
             self.got.append((kind, bool(message.retain), data))
@@ -297,16 +297,32 @@ def test_a_judges_command_is_applied_answered_and_recorded(
             "c-type": ({**command, "id": "c-type", "flag": "two"}, "flag: "),
             "c-table": ({**command, "id": "c-table", "table": "t2"}, "table: "),
         }
+        # and two that cannot say their id: answered with an empty one
+        send(b"[" * 5000 + b"]" * 5000)
+        send(b'{"id": "' + b"x" * 70_000 + b'"}')
         for body, _ in refused.values():
             send(body)
         for command_id, (_, field) in refused.items():
-            said = answer(command_id) if command_id != "c-json" else answer("")
+            if command_id == "c-json":  # its id cannot be read
+                continue
+            said = answer(command_id)
             assert said["ok"] is False, said
             assert said["error"].startswith(field), said
             assert "\n" not in said["error"]
         assert game.session.decisions == {2: "dismiss"}
         assert game.decided == {2: ("hub:Ann", "measured again: 5.9")}
-        assert publisher.applied == 1 and publisher.refused == len(refused)
+
+        def nameless_answers(w: Watcher) -> list[dict[str, Any]] | None:
+            found = [a for a in w.of("answers") if not a["command"]]
+            return found if len(found) >= 3 else None
+
+        nameless = watcher.wait(nameless_answers)
+        assert sorted(a["error"] for a in nameless) == [
+            "payload: 70010 bytes, over 65536",
+            "payload: not JSON",
+            "payload: not JSON (nested too deep)",
+        ]
+        assert publisher.applied == 1 and publisher.refused == len(refused) + 2
 
         # the same command delivered again is answered again, applied once
         send(command)

@@ -78,6 +78,8 @@ CLOSE_WAIT_S = 3.0
 REMEMBERED_COMMANDS = 256
 #: The longest command id quoted back in an answer.
 COMMAND_ID_CHARS = 200
+#: A command longer than this (bytes) is refused unread.
+MAX_COMMAND_BYTES = 64 * 1024
 
 
 class _Queued(NamedTuple):
@@ -357,10 +359,16 @@ class TablePublisher:
 
     def _command(self, topic: str, payload: bytes) -> None:
         """A command read on ``commands``: applied and answered, or refused and answered."""
+        if len(payload) > MAX_COMMAND_BYTES:
+            self._answer("", False, f"payload: {len(payload)} bytes, over {MAX_COMMAND_BYTES}")
+            return
         try:
             message = messages.decode(topic, payload)
         except messages.MessageError as exc:
             self._answer(_command_id(payload), False, _field_error(str(exc), topic))
+            return
+        except RecursionError:  # JSON nested deeper than Python reads
+            self._answer("", False, "payload: not JSON (nested too deep)")
             return
         if not isinstance(message, messages.Command):
             return  # an empty (retained) message: nothing asked
