@@ -5,11 +5,13 @@ order, and the last will of a table killed.
 
 What is published is checked against the game's own session (its events as it emitted
 them, its flags as :func:`rules.view.flags` lists them), read by a client of the test's
-own, as a hub would read them.
+own, as a hub would read them; and read by the hub itself (:class:`vision.broker.hub.Hub`),
+whose judge's decision comes back to the table.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import threading
@@ -345,6 +347,48 @@ def test_a_judges_command_is_applied_answered_and_recorded(
         assert [p["event_id"] for p in published] == list(range(count))
         assert all(p["emitted"] <= p["acked"] for p in published)
         assert match.unacknowledged() == []
+
+
+def test_the_hub_reads_the_table_and_its_judge_decides(make_game, footage, mosquitto):
+    from vision.broker.hub import Hub
+
+    game = make_game()
+    hub = Hub(BrokerLink.parse(mosquitto.url), "h1").start()
+    publisher = None
+    try:
+        assert hub.wait_subscribed(10)
+        publisher = started(game, mosquitto)
+        play(game, footage, 2 * HOLD)
+        count = len(_game_events(game))
+
+        def row(ready: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+            end = time.monotonic() + 15
+            while time.monotonic() < end:
+                with contextlib.suppress(KeyError):
+                    if ready(table := hub.table("t1")):
+                        return table
+                time.sleep(0.05)
+            pytest.fail(f"the hub did not show it: {hub.tables()}")
+
+        table = row(lambda t: t["events"] == count and t["published"] == count and t["flags"])
+        assert (table["status"], table["game_id"], table["phase"]) == (
+            "online",
+            publisher.game_id(),
+            PHASE_MOVEMENT,
+        )
+        assert (table["gaps"], table["duplicates"], table["violations"]) == (0, 0, 1)
+        hub.decide("t1", 2, "dismiss", "Ann", "measured again")
+        table = row(lambda t: t["answer"] is not None and t["flags"][0]["decision"] is not None)
+        assert table["answer"]["ok"] is True
+        assert (table["flags"][0]["by"], table["flags"][0]["note"]) == ("hub:Ann", "measured again")
+        assert game.session.decisions == {2: "dismiss"}
+        publisher.close()
+        table = row(lambda t: t["status"] == "offline")
+        assert table["reason"] == "stopped"
+    finally:
+        if publisher is not None:
+            publisher.close()
+        hub.close()
 
 
 @pytest.mark.slow
