@@ -138,8 +138,8 @@ def stop_on_terminate(stop: Callable[[], object]) -> None:
 
 def referee_until_stopped(referee: Game, server: Server, publisher: Closes | None = None) -> None:
     """Run the game until its source ends, Ctrl-C or a SIGTERM (a service manager, kill);
-    then stop it, the web server (whose streams end with the game), the match file and
-    the broker's link (the table said offline), in that order."""
+    then stop it, the web server (whose streams end with the game), the broker's link (the
+    table said offline) and the match file, in that order."""
     stop_on_terminate(referee.stop)
     try:
         referee.run()
@@ -148,9 +148,9 @@ def referee_until_stopped(referee: Game, server: Server, publisher: Closes | Non
     finally:
         referee.stop()
         server.close()
-        referee.close_recorder()  # a failure to finish it is one event line, not an exit
-        if publisher is not None:
+        if publisher is not None:  # the broker's last acknowledgements reach the file
             publisher.close()
+        referee.close_recorder()  # a failure to finish it is one event line, not an exit
 
 
 def serve_until_interrupted(server: Server) -> None:
