@@ -5,7 +5,8 @@ checked as the files that say the same things are."""
 
 from __future__ import annotations
 
-from typing import TypeVar
+from collections.abc import Mapping
+from typing import Any, TypeVar
 
 from flask import request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -63,3 +64,18 @@ def _allowed(kind: type[Body], field: str) -> str:
     info = kind.model_fields.get(field)
     pattern = str(getattr(info.metadata[0], "pattern", "") or "") if info and info.metadata else ""
     return "; allowed: " + ", ".join(pattern.strip("^$()").split("|")) if pattern else ""
+
+
+def fields(*keys: str, required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The request's JSON object, with only ``keys`` and every one of ``required``: for
+    bodies whose values the code they go to checks (naming the field) itself."""
+    data = request.get_json(silent=True)
+    if not isinstance(data, Mapping):
+        raise ApiError(400, "body: expected a JSON object", "body")
+    for key in data:
+        if key not in keys:
+            raise ApiError(400, f"{key}: not a field here; the fields: {', '.join(keys)}", key)
+    for key in required:
+        if key not in data:
+            raise ApiError(400, f"{key}: required", key)
+    return dict(data)

@@ -31,19 +31,19 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
 
-from flask import Blueprint, Flask, Response, current_app, jsonify, request
+from flask import Blueprint, Flask, Response, current_app, jsonify
 
 from vision.broker.hub import Hub, UnknownTable
 from webui.app import guarded_app
+from webui.bodies import fields
 from webui.errors import ApiError
-from webui.guard import StreamLimits, StreamSlots
+from webui.guard import StreamLimits
 from webui.jsonio import dumps
 from webui.pages import render_page
 from webui.serve import Server
-from webui.stream import KEEPALIVE_S, SLOTS
+from webui.stream import KEEPALIVE_S, held
 
 #: Where the app keeps the hub, and whether its server stops.
 HUB = "tablesight.hub"
@@ -140,7 +140,7 @@ def table(name: str) -> Response:
 
 @views.post("/api/tables/<name>/decide")
 def decide(name: str) -> Response:
-    given = _body("flag", "decision", "by", "note", required=("flag", "decision", "by"))
+    given = fields("flag", "decision", "by", "note", required=("flag", "decision", "by"))
     try:
         command = _hub().decide(
             name, given["flag"], given["decision"], given["by"], given.get("note")
@@ -150,39 +150,16 @@ def decide(name: str) -> Response:
     return jsonify(command=command)
 
 
-def _body(*keys: str, required: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The request's JSON object, with only ``keys`` and every one of ``required``."""
-    data = request.get_json(silent=True)
-    if not isinstance(data, Mapping):
-        raise ApiError(400, "body: expected a JSON object", "body")
-    for key in data:
-        if key not in keys:
-            raise ApiError(400, f"{key}: not a field here; the fields: {', '.join(keys)}", key)
-    for key in required:
-        if key not in data:
-            raise ApiError(400, f"{key}: required", key)
-    return dict(data)
-
-
 # -- the stream ----------------------------------------------------------------------------
 
 
 @views.get("/api/stream")
 def stream() -> Response:
-    slots: StreamSlots = current_app.extensions[SLOTS]
-    give_back = slots.take(request.remote_addr or "")
-    try:
-        app = current_app._get_current_object()  # type: ignore[attr-defined]
-        response = Response(
-            _stream(_hub(), app.extensions[STOPPING]),
-            mimetype="text/event-stream",
-            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
-        )
-    except BaseException:
-        give_back()
-        raise
-    response.call_on_close(give_back)
-    return response
+    return held(
+        _stream(_hub(), current_app.extensions[STOPPING]),
+        mimetype="text/event-stream",
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )
 
 
 def _stream(hub: Hub, stopping: threading.Event) -> Iterator[str]:

@@ -28,8 +28,7 @@ Every refusal is a 400 ``{"error": {"status", "field", "message"}}`` naming the 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
 
 from flask import Blueprint, Flask, Response, current_app, jsonify, redirect, request
 from jinja2 import TemplateNotFound
@@ -37,11 +36,12 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from vision.setupsession import TableSetup
 from webui.app import guarded_app
+from webui.bodies import fields
 from webui.errors import ApiError
-from webui.guard import StreamLimits, StreamSlots
+from webui.guard import StreamLimits
 from webui.pages import render_page
 from webui.serve import Server
-from webui.stream import KEEPALIVE_S, SLOTS, newest_pictures
+from webui.stream import KEEPALIVE_S, held, newest_pictures
 
 #: Where the app keeps the set-up and its stream slots (``app.extensions``).
 SETUP = "tablesight.setup"
@@ -88,20 +88,6 @@ def _setup() -> TableSetup:
     return shown
 
 
-def _body(*keys: str, required: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The request's JSON object, with only ``keys`` and every one of ``required``."""
-    data = request.get_json(silent=True)
-    if not isinstance(data, Mapping):
-        raise ApiError(400, "body: expected a JSON object", "body")
-    for key in data:
-        if key not in keys:
-            raise ApiError(400, f"{key}: not a field here; the fields: {', '.join(keys)}", key)
-    for key in required:
-        if key not in data:
-            raise ApiError(400, f"{key}: required", key)
-    return dict(data)
-
-
 # -- the page and the pictures -------------------------------------------------------------
 
 
@@ -136,19 +122,11 @@ def frame() -> Response:
 
 @views.get("/setup/video.mjpg")
 def video() -> Response:
-    slots: StreamSlots = current_app.extensions[SLOTS]
-    give_back = slots.take(request.remote_addr or "")
-    try:
-        response = Response(
-            _mjpeg(_setup()),
-            mimetype="multipart/x-mixed-replace; boundary=frame",
-            headers={"Cache-Control": "no-store"},
-        )
-    except BaseException:
-        give_back()
-        raise
-    response.call_on_close(give_back)
-    return response
+    return held(
+        _mjpeg(_setup()),
+        mimetype="multipart/x-mixed-replace; boundary=frame",
+        headers={"Cache-Control": "no-store"},
+    )
 
 
 def _mjpeg(setup: TableSetup) -> Iterator[bytes]:
@@ -171,20 +149,20 @@ def state() -> Response:
 
 @views.post("/api/setup/source")
 def source() -> Response:
-    _setup().use_source(_body("spec", required=("spec",))["spec"])
+    _setup().use_source(fields("spec", required=("spec",))["spec"])
     return jsonify(_setup().state())
 
 
 @views.post("/api/setup/calibration")
 def calibration() -> Response:
-    given = _body("on", "reset", required=("on",))
+    given = fields("on", "reset", required=("on",))
     _setup().set_calibration(given["on"], given.get("reset", False))
     return jsonify(_setup().state())
 
 
 @views.post("/api/setup/camera")
 def camera() -> Response:
-    _setup().load_camera(_body("path", required=("path",))["path"])
+    _setup().load_camera(fields("path", required=("path",))["path"])
     return jsonify(_setup().state())
 
 
@@ -196,7 +174,7 @@ def board() -> Response:
 
 @views.post("/api/setup/table")
 def table() -> Response:
-    given = _body(
+    given = fields(
         "width_in",
         "depth_in",
         "dictionary",
@@ -211,12 +189,12 @@ def table() -> Response:
 
 @views.post("/api/setup/game")
 def game() -> Response:
-    return jsonify(_setup().set_game(_body("game", required=("game",))["game"]).to_dict())
+    return jsonify(_setup().set_game(fields("game", required=("game",))["game"]).to_dict())
 
 
 @views.post("/api/setup/models")
 def models() -> Response:
-    given = _body("models", "terrain", required=("models",))
+    given = fields("models", "terrain", required=("models",))
     _setup().set_models(given["models"], given.get("terrain", []))
     shown = _setup().state()
     return jsonify(models=shown["models"], terrain=shown["terrain"])
@@ -229,7 +207,7 @@ def markers() -> Response:
 
 @views.post("/api/setup/write")
 def write() -> Response:
-    given = _body("folder", "start", required=("folder",))
+    given = fields("folder", "start", required=("folder",))
     _setup().write(given["folder"], given.get("start", False))
     shown = _setup().state()
     return jsonify(written=shown["written"], run=shown["run"])

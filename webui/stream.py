@@ -56,7 +56,7 @@ streams = Blueprint("streams", __name__)
 @streams.get("/api/stream")
 def stream() -> Response:
     first = since()
-    return _held(
+    return held(
         _stream(game(), first),
         mimetype="text/event-stream",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
@@ -65,14 +65,14 @@ def stream() -> Response:
 
 @streams.get("/video.mjpg")
 def video() -> Response:
-    return _held(
+    return held(
         _mjpeg(game()),
         mimetype="multipart/x-mixed-replace; boundary=frame",
         headers={"Cache-Control": "no-store"},
     )
 
 
-def _held(body: Iterator[Any], **options: Any) -> Response:
+def held(body: Iterator[Any], **options: Any) -> Response:
     """A stream's response, holding one of the client's stream slots until it ends (a 503
     when there is none left: :class:`~webui.guard.StreamSlots`)."""
     slots: StreamSlots = current_app.extensions[SLOTS]
