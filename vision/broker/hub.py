@@ -15,6 +15,14 @@ the contract (:mod:`vision.broker.messages`) is counted, its one-line problem ke
 never stops the hub. A table whose game id changes (the demo looping) starts its counts
 again; an earlier game's events or flags coming late are dropped.
 
+A game the hub first meets under way (its first status there counts events already, or
+its first event there is after id 0: the hub started during it) counts gaps only after the
+first event received of it, wherever that is: what came before was sent before the hub's
+session was on the broker, so nothing was lost. With that session kept, the events queued
+while the hub was away come after the retained status, and the first of them is where the
+count starts. A game the hub saw begin (a status counting 0 events, or event 0) counts
+every id missing as a gap.
+
 A judge's decision on a flag goes to the table as a :class:`~vision.broker.messages.Command`
 (``tablesight/<table>/commands``, QoS 1), and the table's answer is matched to it.
 
@@ -123,6 +131,9 @@ class _Table:
     highest: int = -1
     duplicates: int = 0
     gaps: int = 0
+    #: Whether the hub met this game under way (``None`` until its first status or event
+    #: says): then the first event received is where counting starts, with no gaps before.
+    midway: bool | None = None
     #: Messages of an earlier game that came after a later one's.
     late: int = 0
     last_event: dict[str, Any] | None = None
@@ -532,6 +543,7 @@ class Hub:
             table.past.append(table.game_id)
         table.game_id = game_id
         table.events, table.highest, table.duplicates, table.gaps = 0, -1, 0, 0
+        table.midway = None
         table.last_event = None
         table.recent.clear()
         table.flags = []
@@ -541,6 +553,8 @@ class Hub:
         if status.game_id is not None and not self._game(table, status.game_id):
             return
         given = status.model_fields_set
+        if status.game_id is not None and table.midway is None and "events" in given:
+            table.midway = status.events > 0
         was_online = table.online and table.heard_status
         table.heard_status = True
         if status.online:
@@ -574,7 +588,10 @@ class Hub:
         if event_id <= table.highest:
             table.duplicates += 1
             return
-        table.gaps += event_id - table.highest - 1
+        if table.midway is None:
+            table.midway = event_id > 0
+        if not (table.midway and table.highest < 0):  # not the first event of a game met
+            table.gaps += event_id - table.highest - 1
         table.highest = event_id
         table.events += 1
         kept = {key: _short(message.event.get(key)) for key in EVENT_KEYS}
