@@ -683,9 +683,18 @@ const TS = (() => {
     frame.classList.add("fitted");
   }
 
-  // The open flags as list items, each with accept and dismiss: ``decide(id, decision)``.
-  // Kept per flag and updated in place, so that a button being pressed stays the same
-  // element while states come.
+  // Who decided a flag, as its list says it: nothing for the table itself (its page or
+  // keys), "judge <name>" for a tournament judge through the hub (``by`` "hub:<name>").
+  function decidedBy(by) {
+    if (!by || by === "table") return "";
+    by = String(by);
+    return by.startsWith("hub:") ? `judge ${by.slice(4)}` : by;
+  }
+
+  // The open flags as list items, each with accept and dismiss: ``decide(id, decision)``;
+  // a decided one says how, who decided when it was not the table, and their note. Kept
+  // per flag and updated in place, so that a button being pressed stays the same element
+  // while states come. Every value goes in as text: names are what people typed.
   function listFlags(list, flags, decide) {
     const old = new Map([...list.children].map((li) => [li.dataset.flag, li]));
     flags.forEach((f, i) => {
@@ -694,17 +703,26 @@ const TS = (() => {
       else {
         li = document.createElement("li");
         li.dataset.flag = f.id;
-        html("span", null, li);
+        html("span", null, li).className = "flag-what";
+        html("span", null, li).className = "flag-decided";
         for (const decision of ["accept", "dismiss"]) {
           const b = html("button", decision, li);
           b.className = `flag-${decision}`;
           b.onclick = () => decide(f.id, decision);
         }
+        html("span", null, li).className = "flag-note";
       }
       const cls = `${f.kind} ${f.decision || ""}`.trim();
       if (li.className !== cls) li.className = cls;
-      const text = `${f.model}: ${flagLabel(f)} ` + (f.decision ? `(${f.decision}ed) ` : "");
-      if (li.firstChild.textContent !== text) li.firstChild.textContent = text;
+      const what = `${f.model}: ${flagLabel(f)} `;
+      const who = f.decision ? decidedBy(f.by) : "";
+      const decided = f.decision ? `(${f.decision}ed${who ? " by " + who : ""}) ` : "";
+      const judged = String(f.by || "").startsWith("hub:");
+      const note = f.decision && f.note ? `${judged ? "ruling" : "note"}: ${f.note}` : "";
+      for (const [sel, text] of [[".flag-what", what], [".flag-decided", decided], [".flag-note", note]]) {
+        const span = li.querySelector(sel);
+        if (span.textContent !== text) span.textContent = text;
+      }
       if (li.title !== f.message) li.title = f.message;
       if (list.children[i] !== li) list.insertBefore(li, list.children[i] || null);
     });
