@@ -55,6 +55,8 @@ TITLES = {
     "battlestations": "Battlestations",
 }
 FLAG_KINDS = ("violation", "advisory", "close_call")
+#: Seconds between a table's game and its next.
+NEXT_GAME_S = 1.0
 HUB_URL = re.compile(r"the page: (http://127\.0\.0\.1:\d+/)")
 
 
@@ -151,13 +153,17 @@ class Hall:
             due, k, i = heapq.heappop(queue)
             self._stop.wait(max(0.0, due - time.monotonic()))
             table = self.tables[k]
+            if i < 0:
+                self._new_game(table)
+                heapq.heappush(queue, (due, k, 0))
+                continue
             self._publish(table, table.events[i])
             if i + 1 < len(table.events):
                 gap = (table.events[i + 1]["t"] - table.events[i]["t"]) / self.speed
                 heapq.heappush(queue, (due + gap, k, i + 1))
-            else:  # the next pass: a new game, after a short pause
-                self._new_game(table)
-                heapq.heappush(queue, (due + 2.0 / self.speed, k, 0))
+            else:  # the next pass: a new game, after a pause (the page shows the last
+                # events of a game before the next game replaces it)
+                heapq.heappush(queue, (due + NEXT_GAME_S, k, -1))
 
     def _new_game(self, table: _Table) -> None:
         table.passes += 1
@@ -345,14 +351,15 @@ def run(
     sample_s: float = 10.0,
     cache: Path | None = None,
     say: Any = print,
+    games: tuple[str, ...] = GAMES,
 ) -> Result:
     """The load: a broker, a hub, ``tables`` simulated tables for ``minutes``."""
     with tempfile.TemporaryDirectory(prefix="hubload-") as tmp:
         folder = Path(tmp)
         cache = cache or folder
         cache.mkdir(parents=True, exist_ok=True)
-        say(f"recording the sample matches' event streams ({len(GAMES)} x about 6 s)")
-        streams = {game: record_stream(game, cache) for game in GAMES}
+        say(f"recording the sample matches' event streams ({len(games)} x about 6 s)")
+        streams = {game: record_stream(game, cache) for game in games}
         with Mosquitto(folder / "broker") as broker:
             link = BrokerLink.parse(broker.url)
             hub = subprocess.Popen(
@@ -401,6 +408,12 @@ def run(
                     hub.wait(timeout=10)
                 except subprocess.TimeoutExpired:
                     hub.kill()
+                    hub.wait()
+                for thread in threading.enumerate():
+                    if thread.name == "hub-stderr":
+                        thread.join(timeout=5)
+                if hub.stderr is not None:
+                    hub.stderr.close()
 
 
 def _hub_url(hub: subprocess.Popen[str], wait_s: float = 30.0) -> str:
@@ -411,7 +424,7 @@ def _hub_url(hub: subprocess.Popen[str], wait_s: float = 30.0) -> str:
         lines.append(line)
         found = HUB_URL.search(line)
         if found:
-            threading.Thread(target=_drain, args=(hub,), daemon=True).start()
+            threading.Thread(target=_drain, args=(hub,), name="hub-stderr", daemon=True).start()
             return found.group(1)
         if time.monotonic() > end:
             break
