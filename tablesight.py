@@ -674,11 +674,10 @@ def hub(broker: str | None, host: str, port: int, name: str, **options: Any) -> 
     """Every table of a tournament on one page, from the MQTT broker the tables publish to:
     which run, their turn and phase and every open flag, the tables that need a judge
     first; a judge's decision goes back to its table. Ctrl-C stops it."""
-    from webui.hub import hub_server
-
     from rules.errors import InputError
     from vision.broker.hub import Hub
     from vision.broker.link import check_name
+    from webui.hub import hub_server
     from webui.serve import serve_until_interrupted
 
     if broker is None:
