@@ -218,12 +218,15 @@ def test_a_judge_dismisses_a_flag_from_the_hub(hall, pages, wait_ms):
     # the table takes it, and its retained flags say so
     tables.publish("charlie", messages.ANSWERS, {"command": command["id"], "ok": True})
     expect(answer).to_contain_text("charlie took it", timeout=LIVE_MS)
-    decided = flag(4, "violation", "krotos", decision="dismiss", by="Ann Judge")
+    # as a table records a hub judge's decision (vision/broker/publisher.py)
+    decided = flag(4, "violation", "krotos", decision="dismiss", by="hub:Ann Judge")
     decided["note"] = "base on the line"
     tables.flags("charlie", "gc", [decided, CHARLIE_FLAGS[1]])
     shown = page.locator('#d-flags li[data-flag="4"]')
     expect(shown).to_have_class("violation decided dismiss", timeout=LIVE_MS)
-    expect(shown.locator(".flag-decision")).to_have_text("dismissed by Ann Judge: base on the line")
+    expect(shown.locator(".flag-decision")).to_have_text(
+        "dismissed by judge Ann Judge: base on the line"
+    )
     expect(shown.locator("button.decide-dismiss")).to_be_hidden()
     expect(first.locator(".badge.violation")).to_have_text("1 violation")
     expect(first).not_to_contain_text("#4 krotos")

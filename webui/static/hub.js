@@ -297,6 +297,15 @@
     return li;
   }
 
+  // Who decided, as the table records it: "table" (its own page or keys), or
+  // "hub:<name>" for a judge through a hub.
+  function decidedBy(by) {
+    if (!by) return "";
+    by = String(by);
+    if (by === "table") return " at the table";
+    return by.startsWith("hub:") ? ` by judge ${by.slice(4)}` : ` by ${by}`;
+  }
+
   function fillFlag(li, f, commands, gameId) {
     const cls = `${f.kind}${f.decision ? " decided " + f.decision : ""}`;
     if (li.className !== cls) li.className = cls;
@@ -306,7 +315,7 @@
     li.querySelector(".flag-message").textContent = f.message;
     let decided = "", refused = false;
     if (f.decision) {
-      decided = `${DECIDED[f.decision] || f.decision}` + (f.by ? ` by ${f.by}` : "") +
+      decided = `${DECIDED[f.decision] || f.decision}` + decidedBy(f.by) +
         (f.note ? `: ${f.note}` : "");
     } else {
       // the newest command about it in this game (commands come newest first)
