@@ -510,3 +510,42 @@ def test_a_table_whose_status_is_cleared_is_gone_and_commands_make_none(started,
     now, order, rows = hub.changes(version)
     assert (order, [r["name"] for r in rows]) == (["bravo", "charlie"], ["charlie"])
     assert now == hub.version
+
+
+def test_a_table_that_is_away_is_sent_no_decision(started, tables):
+    """A table's session is clean: a command sent while it is away would be lost, so the
+    hub refuses it, naming the table and why it is offline; once back, it is sent."""
+    hub = started()
+    tables.status("alpha", "g1")
+    tables.flags("alpha", "g1", [flag(2)])
+    until(hub, lambda: listed(hub).get("alpha", {}).get("violations") == 1)
+    tables.publish(
+        "alpha", messages.STATUS, {"online": False, "reason": "connection lost"}, retain=True
+    )
+    until(hub, lambda: listed(hub)["alpha"]["status"] == "offline")
+    with pytest.raises(InputError, match=r"^table: 'alpha' is offline \(connection lost\)"):
+        hub.decide("alpha", 2, "dismiss", "Ann")
+    assert hub.table("alpha")["commands"] == []
+    tables.status("alpha", "g1")
+    until(hub, lambda: listed(hub)["alpha"]["status"] == "online")
+    assert len(hub.decide("alpha", 2, "dismiss", "Ann")) == 32
+
+
+def test_a_broker_that_refuses_the_hub_is_said_apart_from_bad_messages(tmp_path):
+    """A wrong password: the hub says why the broker will not have it (the broker's own
+    reason), and counts no message as not read."""
+    from pathlib import Path
+
+    from vision.rig.mosquitto import Mosquitto
+
+    sample = Path(__file__).resolve().parents[2] / "samples" / "mosquitto"
+    broker = Mosquitto(tmp_path / "b", passwords=sample / "passwords", acl=sample / "acl")
+    with broker:
+        hub = Hub(BrokerLink.parse(broker.url, "hub", "not the password"), "hub").start()
+        try:
+            until(hub, lambda: hub.state()["refused"] is not None)
+            state = hub.state()
+            assert "Not authorized" in state["refused"], state
+            assert (state["connected"], state["problems"]) == (False, 0)
+        finally:
+            hub.close()

@@ -249,6 +249,9 @@ class Hub:
         #: Messages that did not fit, in all, and the last one's problem.
         self.problems = 0
         self.problem: str | None = None
+        #: Why the broker refused the hub at its last try ("Not authorized"), until it
+        #: lets it in.
+        self.refused: str | None = None
         self._tables: dict[str, _Table] = {}
         self._subscribed = threading.Event()
         self._stop = threading.Event()
@@ -344,6 +347,8 @@ class Hub:
                 "tables": len(self._tables),
                 "problems": self.problems,
                 "problem": self.problem,
+                # why the broker would not have the hub, while it would not
+                "refused": self.refused,
             }
 
     # -- decisions -----------------------------------------------------------------------
@@ -367,6 +372,12 @@ class Hub:
                 raise UnknownTable(table)
             if shown.game_id is None:
                 raise InputError(f"flag: table {table!r} has no game running")
+            if not shown.online:
+                # a table's session is clean: a command sent while it is away is lost
+                raise InputError(
+                    f"table: {table!r} is offline ({shown.reason or 'gone'}); decide once it "
+                    "is back"
+                )
             listed = next((f for f in shown.flags if f.get("id") == flag), None)
             if listed is None:
                 raise InputError(f"flag: table {table!r} has no flag {flag} in its game")
@@ -427,15 +438,21 @@ class Hub:
         self, client: mqtt.Client, _data: Any, _flags: Any, reason: Any, _props: Any
     ) -> None:
         if reason.is_failure:
+            line = f"the broker {self.link.url} refused the hub: {reason}"
             with self._lock:
                 self.connected = False
-                self._problem(None, f"the broker refused the hub: {reason}")
+                told, self.refused = self.refused, line
                 self._bump()
+            if told != line:  # said once, not at every try
+                log.warning("hub %s: %s; trying again", self.name, line)
             return
         client.subscribe(messages.ALL_TABLES, qos=1)
         with self._lock:
             self.connected = True
+            told, self.refused = self.refused, None
             self._bump()
+        if told is not None:
+            log.warning("hub %s: connected to the broker %s", self.name, self.link.url)
 
     def _on_disconnect(
         self, _client: mqtt.Client, _data: Any, _flags: Any, _reason: Any, _props: Any
@@ -488,7 +505,7 @@ class Hub:
             ):
                 problem = f"{topic}: event.id: expected a whole number from 0"
         with self._lock:
-            if not NAME_RE.match(name):
+            if not NAME_RE.fullmatch(name):
                 self._problem(None, f"{topic[:80]}: not a table's name")
                 self._bump()
                 return

@@ -112,7 +112,7 @@
     const hub = message.hub;
     const problems = hub.problems ? ` \u00b7 ${plural(hub.problems, "message")} not read` : "";
     say("connection", hub.connected ? `broker ${hub.broker}${problems}`
-      : `not connected to the broker ${hub.broker}, retrying...${problems}`);
+      : `${hub.refused || `not connected to the broker ${hub.broker}`}, retrying...${problems}`);
     $("connection").classList.toggle("bad", !hub.connected);
     const waiting = message.tables.filter((t) => t.open_flags > 0).length;
     const online = message.tables.filter((t) => t.status === "online").length;
@@ -272,7 +272,7 @@
       let li = old.get(String(f.id));
       if (li) old.delete(String(f.id));
       else li = newFlag(t.name, f.id);
-      fillFlag(li, f, t.commands, t.game_id);
+      fillFlag(li, f, t.commands, t.game_id, t.status === "online");
       if (list.children[i] !== li) list.insertBefore(li, list.children[i] || null);
     });
     for (const li of old.values()) li.remove();
@@ -306,7 +306,7 @@
     return by.startsWith("hub:") ? ` by judge ${by.slice(4)}` : ` by ${by}`;
   }
 
-  function fillFlag(li, f, commands, gameId) {
+  function fillFlag(li, f, commands, gameId, online) {
     const cls = `${f.kind}${f.decision ? " decided " + f.decision : ""}`;
     if (li.className !== cls) li.className = cls;
     li.querySelector(".flag-kind").textContent = KINDS[f.kind] || f.kind;
@@ -333,6 +333,11 @@
     said.textContent = decided;
     said.classList.toggle("refused", refused);
     li.querySelector(".decide").hidden = Boolean(f.decision);
+    // a table away cannot take a decision: it would be lost, so none is offered
+    for (const b of li.querySelectorAll(".decide button")) {
+      b.disabled = !online;
+      b.title = online ? "" : "the table is offline: decide once it is back";
+    }
   }
 
   function showAnswer(t) {
