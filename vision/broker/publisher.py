@@ -140,6 +140,8 @@ class TablePublisher:
         self._local_address: str | None = None
         self._started = False
         self._closed = False
+        #: The broker was lost and is not back yet (said when it is).
+        self._lost = False
         self.client = link.client(self.client_id, clean_session=True)
         will = {
             "table": name,
@@ -439,11 +441,24 @@ class TablePublisher:
             )
         self._ready.set()
         self._queue.put(("connected",))
+        if self._lost:
+            self._lost = False
+            log.warning("table %s: the broker %s is back", self.name, self.link.url)
 
     def _on_disconnect(
-        self, _client: mqtt.Client, _data: Any, _flags: Any, _reason: Any, _props: Any
+        self, _client: mqtt.Client, _data: Any, _flags: Any, reason: Any, _props: Any
     ) -> None:
+        was = self._ready.is_set()
         self._ready.clear()
+        if was and not self._closed:  # said once a loss, not at every try
+            self._lost = True
+            log.warning(
+                "table %s: lost the broker %s (%s); refereeing goes on, and the events wait "
+                "to be sent in order when it is back",
+                self.name,
+                self.link.url,
+                reason,
+            )
 
     def _on_publish(
         self, _client: mqtt.Client, _data: Any, mid: int, _reason: Any, _props: Any
