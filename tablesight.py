@@ -693,6 +693,11 @@ def hub(broker: str | None, host: str, port: int, name: str, **options: Any) -> 
         tables.close()
         fail(f"--port: cannot listen on {host}:{port}: {exc.strerror}")
     click.echo(f"hub: reading tables from {link.url}; the page: {server.url}", err=True)
+    lan = link.local_address() if host in ("0.0.0.0", "::") else None
+    if lan is not None:
+        shown = f"[{lan}]" if ":" in lan else lan
+        query = f"?token={server.token}" if server.token else ""
+        click.echo(f"  on the venue's network: http://{shown}:{server.port}/{query}", err=True)
     try:
         serve_until_interrupted(server)
     finally:

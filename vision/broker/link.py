@@ -9,6 +9,7 @@ is the broker's business (``samples/mosquitto/``).
 from __future__ import annotations
 
 import re
+import socket
 import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,6 +97,19 @@ class BrokerLink:
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"{'mqtts' if self.tls else 'mqtt'}://{host}:{self.port}"
+
+    def local_address(self) -> str | None:
+        """This machine's address on the way to the broker (the one the tables on the
+        same network reach it by), found without sending anything; ``None`` when the
+        broker cannot be routed to (or is this machine: a loopback address says nothing)."""
+        try:
+            family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+            with socket.socket(family, socket.SOCK_DGRAM) as probe:
+                probe.connect((self.host, self.port))
+                address = str(probe.getsockname()[0])
+        except OSError:
+            return None
+        return None if address.startswith("127.") or address == "::1" else address
 
     def client(self, client_id: str, *, clean_session: bool = True) -> mqtt.Client:
         """A paho-mqtt client (MQTT 3.1.1) set up for this broker, not yet connected:
