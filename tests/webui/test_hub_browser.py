@@ -272,3 +272,33 @@ def test_a_judge_dismisses_a_flag_from_the_hub(hall, pages, wait_ms):
     page.keyboard.press("Enter")
     expect(page.locator("#d-name")).to_have_text("charlie")
     expect(page.locator("#judge")).to_have_value("Ann Judge")  # remembered
+
+
+def test_a_card_stays_under_the_judges_pointer_while_the_list_changes(hall, pages):
+    """alpha, with nothing open, is last; the judge's pointer rests on bravo's card when
+    alpha gets three violations: the cards keep their places (bravo's card is still the one
+    under the pointer, alpha joins nothing above it) until the pointer leaves the list;
+    then alpha leads."""
+    url, tables = hall
+    page = pages(url, 1400, 900)
+    expect(page.locator("#tables > li")).to_have_count(4)
+    assert names(page) == ["charlie", "bravo", "delta", "alpha"]
+    bravo = page.locator('li[data-table="bravo"] button')
+    box = bravo.bounding_box()
+    assert box is not None
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y, steps=8)
+    page.wait_for_timeout(300)
+    three = [flag(k, "violation", "gorth") for k in (7, 8, 9)]
+    tables.flags("alpha", "ga", three)
+    expect(page.locator('li[data-table="alpha"] .badge.violation')).to_have_text(
+        "3 violations", timeout=LIVE_MS
+    )
+    assert names(page) == ["charlie", "bravo", "delta", "alpha"]
+    under = page.evaluate(f"document.elementFromPoint({x}, {y}).closest('li').dataset.table")
+    assert under == "bravo"
+    page.mouse.move(5, 5, steps=8)  # off the list, onto the page's header
+    expect(page.locator("#tables > li").first).to_have_attribute(
+        "data-table", "alpha", timeout=LIVE_MS
+    )
+    assert names(page) == ["alpha", "charlie", "bravo", "delta"]

@@ -166,11 +166,16 @@ def until(what: str, deadline: float, check, every: float = 0.1) -> Any:
 
 
 def hold_click(page, locator) -> None:
-    """A person's click: onto the middle of it, button down, held, up."""
+    """A person's click: onto the middle of it, a moment's aim (moving again if it moved
+    meanwhile), button down, held, up."""
     locator.scroll_into_view_if_needed()
-    box = locator.bounding_box()
-    assert box is not None
-    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, steps=8)
+    for _ in range(3):
+        box = locator.bounding_box()
+        assert box is not None
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, steps=8)
+        page.wait_for_timeout(150)
+        if locator.bounding_box() == box:
+            break
     page.mouse.down()
     page.wait_for_timeout(HOLD_MS)
     page.mouse.up()

@@ -127,16 +127,38 @@
     }
   }
 
-  // One card (a button) per table, in the server's order; kept by name, so that the card
-  // under the pointer or the keyboard's focus stays the same element as the list moves.
+  // While the judge's pointer is over the list (a finger on a tablet, from touch to
+  // lift), the cards keep their places: a card never slides away under a finger about to
+  // tap it. New tables join at the end; the list takes the server's order when the
+  // pointer leaves.
+  let pointerOnList = false;
+
+  function holdOrder() {
+    const list = $("tables");
+    list.addEventListener("pointerenter", () => { pointerOnList = true; });
+    list.addEventListener("pointerleave", () => {
+      pointerOnList = false;
+      if (listing) drawCards(listing.tables);
+    });
+  }
+
+  // One card (a button) per table, in the server's order (held while the pointer is on
+  // the list); kept by name, so that the card under the pointer or the keyboard's focus
+  // stays the same element as the list moves.
   function drawCards(tables) {
     const list = $("tables");
     const old = new Map([...list.children].map((li) => [li.dataset.table, li]));
-    tables.forEach((t, i) => {
-      let li = old.get(t.name);
-      if (li) old.delete(t.name);
-      else li = newCard(t.name);
-      fillCard(li, t);
+    const listed = new Set(tables.map((t) => t.name));
+    const place = pointerOnList
+      ? [...[...list.children].map((li) => li.dataset.table).filter((n) => listed.has(n)),
+         ...tables.map((t) => t.name).filter((n) => !old.has(n))]
+      : tables.map((t) => t.name);
+    const rows = new Map(tables.map((t) => [t.name, t]));
+    place.forEach((name, i) => {
+      let li = old.get(name);
+      if (li) old.delete(name);
+      else li = newCard(name);
+      fillCard(li, rows.get(name));
       if (list.children[i] !== li) list.insertBefore(li, list.children[i] || null);
     });
     for (const li of old.values()) li.remove();
@@ -421,6 +443,7 @@
   // -- start -----------------------------------------------------------------------------
 
   keepJudge();
+  holdOrder();
   $("d-close").onclick = closeDetails;
   document.addEventListener("keydown", (ev) => {
     if (ev.key === "Escape" && chosen) closeDetails();
