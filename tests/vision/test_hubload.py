@@ -30,7 +30,10 @@ def test_a_small_hall_is_shown_event_for_event(tmp_path, mosquitto) -> None:
     # 31 events over 3.1 s at 10x and 1 s between games: about 4.1 s a game, so 20 s
     # is 4 to 5 games a table: 3 x 4 x 31 = 372 events at least
     assert result.published >= 372
-    assert len(result.page_delays_ms) == result.published
+    # each shown once; under load a game's last event may be replaced by the next game
+    # before a page update shows it (the page shows each table's current game)
+    assert len(result.page_delays_ms) + result.superseded == result.published
+    assert result.superseded <= 0.05 * result.published
     assert len(result.broker_delays_ms) == result.published
     assert result.counted == result.expected > 0
     assert all(d >= 0 for d in result.page_delays_ms)

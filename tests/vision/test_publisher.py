@@ -319,11 +319,16 @@ def test_a_judges_command_is_applied_answered_and_recorded(
             return found if len(found) >= 3 else None
 
         nameless = watcher.wait(nameless_answers)
-        assert sorted(a["error"] for a in nameless) == [
-            "payload: 70010 bytes, over 65536",
+        errors = sorted(a["error"] for a in nameless)
+        assert errors[0] == "payload: 70010 bytes, over 65536"
+        assert errors.count("payload: not JSON") >= 1
+        # 5000 nested lists: too deep for the JSON reader under a low recursion limit, or
+        # read whole under a high one (pytest's plugins may raise it): refused either way
+        assert set(errors[1:]) <= {
             "payload: not JSON",
             "payload: not JSON (nested too deep)",
-        ]
+            "payload: expected a JSON object",
+        }, errors
         assert publisher.applied == 1 and publisher.refused == len(refused) + 2
 
         # the same command delivered again is answered again, applied once

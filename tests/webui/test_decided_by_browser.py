@@ -28,8 +28,9 @@ def served(played_game, browser):
 
 
 def test_a_judges_decision_is_named_with_its_ruling_and_the_tables_is_not(
-    pages, wait_ms, played_game, served
+    played_game, served, pages, wait_ms
 ):
+    # (served before pages: its pages close before the server does, not left to retry)
     assert [f["id"] for f in played_game.state()["flags"]] == [FLAG]
     page = pages(served.url)
     item = page.locator(f'#flags li[data-flag="{FLAG}"]')

@@ -282,6 +282,9 @@ class PageWatcher:
         self.url = url
         self.hall = hall
         self.delays_ms: list[float] = []
+        #: Events of a game that a table's next game replaced on the page before a page
+        #: update showed them (the page shows a table's current game).
+        self.superseded = 0
         self.messages = 0
         self._shown: dict[str, tuple[str, int]] = {}
         self._stop = threading.Event()
@@ -309,6 +312,11 @@ class PageWatcher:
             name = table["name"]
             before_game, before_id = self._shown.get(name, ("", -1))
             first = before_id + 1 if before_game == game_id else 0
+            if before_game and before_game != game_id:
+                k = before_id + 1
+                while (name, before_game, k) in self.hall.sent:
+                    self.superseded += 1
+                    k += 1
             for k in range(first, int(event_id) + 1):
                 sent = self.hall.sent.get((name, game_id, k))
                 if sent is not None:
@@ -340,6 +348,8 @@ class Result:
     page_delays_ms: list[float]
     broker_delays_ms: list[float]
     page_messages: int
+    #: Events a table's next game replaced before a page update showed them.
+    superseded: int
     #: (seconds since the start, hub RSS MB)
     memory: list[tuple[float, float]]
 
@@ -400,6 +410,7 @@ def run(
                     watcher.delays_ms,
                     baseline.delays_ms,
                     watcher.messages,
+                    watcher.superseded,
                     memory,
                 )
             finally:
@@ -479,6 +490,8 @@ def report(result: Result) -> str:
         f"{_percentile(page, 0.95):.0f} | {max(page, default=float('nan')):.0f} |",
         f"| a bare MQTT subscriber (baseline) | {len(broker)} | {med_broker:.0f} | "
         f"{_percentile(broker, 0.95):.0f} | {max(broker, default=float('nan')):.0f} |",
+        f"shown on the page: {len(page)} of {result.published}; replaced by the table's next "
+        f"game before a page update: {result.superseded}",
         f"page / baseline, median: {med_page / med_broker:.1f}x"
         if med_broker > 0
         else "page / baseline: no baseline",
