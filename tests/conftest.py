@@ -7,7 +7,8 @@ fixture imported with it is set up once more); tests/test_suite_layout.py checks
 - ``shared_dir``: the shared reference data beside the checkout.
 - ``tablesight_command``, ``tablesight``: the command line, run as a user would;
   ``run_demo``: ``tablesight demo`` started on a free port, its table view's URL read from
-  what it prints, stopped with Ctrl-C (SIGINT) afterwards.
+  what it prints, stopped with Ctrl-C (SIGINT) afterwards; ``run_setup`` and ``run_hub``
+  the same for ``tablesight setup`` and ``tablesight hub``.
 - ``hand_lens``: a lens, a corner-anchored table file and a projection written out by
   hand, for tests that make up the pixels a camera would see.
 - ``two_model_table``, ``two_model_roster``, ``footage``, ``match_files``: the two-model
@@ -68,6 +69,9 @@ DEMO_URL = re.compile(r"table view: (http://127\.0\.0\.1:\d+/\S*)")
 
 #: What ``tablesight setup`` prints on stderr when its page is up.
 SETUP_URL = re.compile(r"set-up page: (http://127\.0\.0\.1:\d+/)")
+
+#: What ``tablesight hub`` prints on stderr when its page is up.
+HUB_URL = re.compile(r"hub: reading tables from \S+; the page: (http://127\.0\.0\.1:\d+/)")
 
 Served = tuple[subprocess.Popen[str], str, list[str]]
 Demo = Served
@@ -130,6 +134,18 @@ def run_setup(tablesight_command: list[str]) -> Callable[..., AbstractContextMan
     def started(source: Path, wait_s: float = 60.0) -> AbstractContextManager[Served]:
         command = [*tablesight_command, "setup", "--source", str(source), "--port", "0"]
         return served(command, SETUP_URL, wait_s)
+
+    return started
+
+
+@pytest.fixture(scope="session")
+def run_hub(tablesight_command: list[str]) -> Callable[..., AbstractContextManager[Served]]:
+    """``with run_hub(broker_url, *options) as (process, url, stderr lines):`` ``tablesight
+    hub`` reading the broker, its page on a free port (see :func:`served`)."""
+
+    def started(broker: str, *options: str, wait_s: float = 60.0) -> AbstractContextManager[Served]:
+        command = [*tablesight_command, "hub", "--broker", broker, "--port", "0", *options]
+        return served(command, HUB_URL, wait_s)
 
     return started
 

@@ -24,82 +24,9 @@ from rules.errors import InputError
 from vision.broker import messages
 from vision.broker.hub import Hub, UnknownTable
 from vision.broker.link import BrokerLink
+from vision.rig.tablevoices import TableVoices, flag
 
 WAIT_S = 10.0
-
-
-class Tables:
-    """A test client that speaks for any number of tables."""
-
-    def __init__(self, port: int, client_id: str = "test-tables") -> None:
-        self.connect(port, client_id)
-
-    def connect(self, port: int, client_id: str) -> None:
-        self.client = mqtt.Client(
-            CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv311
-        )
-        connected = threading.Event()
-        self.client.on_connect = lambda *_: connected.set()
-        self.client.connect("127.0.0.1", port)
-        self.client.loop_start()
-        assert connected.wait(WAIT_S)
-
-    def publish(self, table: str, kind: str, body: dict[str, Any], retain: bool = False) -> None:
-        payload = messages.encode({"table": table, **body})
-        self.raw(messages.topic(table, kind), payload, retain)
-
-    def raw(self, topic: str, payload: bytes, retain: bool = False) -> None:
-        self.client.publish(topic, payload, qos=1, retain=retain).wait_for_publish(WAIT_S)
-
-    def status(self, table: str, game_id: str, **given: Any) -> None:
-        body = {
-            "online": True,
-            "since": 1_700_000_000.0,
-            "game": "necromunda",
-            "title": "Necromunda",
-            "game_id": game_id,
-            "turn": 1,
-            "phase": "movement",
-            "side": "goliath",
-            "sides": ["goliath", "escher"],
-            "state": "playing",
-            "url": None,
-            "events": 0,
-            **given,
-        }
-        self.publish(table, messages.STATUS, body, retain=True)
-
-    def flags(self, table: str, game_id: str, flags: list[dict[str, Any]]) -> None:
-        self.publish(table, messages.FLAGS, {"game_id": game_id, "flags": flags}, retain=True)
-
-    def event(self, table: str, game_id: str, event_id: int, kind: str = "model_moved") -> float:
-        sent_ms = time.time() * 1000.0
-        event = {"id": event_id, "t": event_id * 0.5, "kind": kind, "message": f"event {event_id}"}
-        body = {"game_id": game_id, "sent_ms": sent_ms, "event": event}
-        self.publish(table, messages.EVENTS, body)
-        return sent_ms
-
-    def close(self) -> None:
-        self.client.disconnect()
-        self.client.loop_stop()
-
-
-def flag(
-    flag_id: int, kind: str = "violation", model: str = "ganger", decision: str | None = None
-) -> dict[str, Any]:
-    return {
-        "id": flag_id,
-        "kind": kind,
-        "rule": "movement",
-        "model": model,
-        "measured": 7.0,
-        "limit": 6.0,
-        "uncertainty": 0.05,
-        "message": f"{model} moved 7.00 in; its allowance is 6.00 in",
-        "label": "7.0/6.0 in",
-        "headline": f"{model}: moved 7.0 of 6 in",
-        "decision": decision,
-    }
 
 
 @pytest.fixture
@@ -108,8 +35,8 @@ def link(mosquitto) -> BrokerLink:
 
 
 @pytest.fixture
-def tables(mosquitto) -> Iterator[Tables]:
-    publisher = Tables(mosquitto.port)
+def tables(mosquitto) -> Iterator[TableVoices]:
+    publisher = TableVoices(mosquitto.port)
     yield publisher
     publisher.close()
 

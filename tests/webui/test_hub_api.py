@@ -15,13 +15,12 @@ import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
-import paho.mqtt.client as mqtt
 import pytest
-from paho.mqtt.enums import CallbackAPIVersion
 
 from vision.broker import messages
 from vision.broker.hub import Hub
 from vision.broker.link import BrokerLink
+from vision.rig.tablevoices import TableVoices, flag
 from webui.hub import hub_server
 
 WAIT_S = 10.0
@@ -41,77 +40,6 @@ LISTED_KEYS = {
     "last_event",
     "url",
 }
-
-
-class Tables:
-    """A test client that speaks for the tables, and hears what is sent to them."""
-
-    def __init__(self, port: int) -> None:
-        self.client = mqtt.Client(
-            CallbackAPIVersion.VERSION2, client_id="test-tables", protocol=mqtt.MQTTv311
-        )
-        self.heard: list[tuple[str, bytes]] = []
-        self.news = threading.Condition()
-        connected = threading.Event()
-        self.client.on_connect = lambda *_: connected.set()
-        self.client.on_message = self._message
-        self.client.connect("127.0.0.1", port)
-        self.client.loop_start()
-        assert connected.wait(WAIT_S)
-
-    def _message(self, _c: Any, _d: Any, message: mqtt.MQTTMessage) -> None:
-        with self.news:
-            self.heard.append((message.topic, message.payload))
-            self.news.notify_all()
-
-    def listen(self, topic: str) -> None:
-        done = threading.Event()
-        self.client.on_subscribe = lambda *_: done.set()
-        self.client.subscribe(topic, qos=1)
-        assert done.wait(WAIT_S)
-
-    def publish(self, table: str, kind: str, body: dict[str, Any], retain: bool = False) -> None:
-        payload = messages.encode({"table": table, **body})
-        topic = messages.topic(table, kind)
-        self.client.publish(topic, payload, qos=1, retain=retain).wait_for_publish(WAIT_S)
-
-    def status(self, table: str, game_id: str, **given: Any) -> None:
-        body = {
-            "online": True,
-            "since": 1_700_000_000.0,
-            "game": "necromunda",
-            "title": "Necromunda",
-            "game_id": game_id,
-            "turn": 2,
-            "phase": "movement",
-            "side": "goliath",
-            "sides": ["goliath", "escher"],
-            "state": "playing",
-            "url": None,
-            "events": 0,
-            **given,
-        }
-        self.publish(table, messages.STATUS, body, retain=True)
-
-    def close(self) -> None:
-        self.client.disconnect()
-        self.client.loop_stop()
-
-
-def flag(flag_id: int, kind: str = "violation", model: str = "ganger") -> dict[str, Any]:
-    return {
-        "id": flag_id,
-        "kind": kind,
-        "rule": "movement",
-        "model": model,
-        "measured": 7.0,
-        "limit": 6.0,
-        "uncertainty": 0.05,
-        "message": f"{model} moved 7.00 in; its allowance is 6.00 in",
-        "label": "7.0/6.0 in",
-        "headline": f"{model}: moved 7.0 of 6 in",
-        "decision": None,
-    }
 
 
 def call(
@@ -134,8 +62,8 @@ def call(
 
 
 @pytest.fixture
-def tables(mosquitto) -> Iterator[Tables]:
-    publisher = Tables(mosquitto.port)
+def tables(mosquitto) -> Iterator[TableVoices]:
+    publisher = TableVoices(mosquitto.port, turn=2)
     yield publisher
     publisher.close()
 

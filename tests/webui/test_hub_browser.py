@@ -12,19 +12,17 @@ answers."""
 
 from __future__ import annotations
 
-import json
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
-import paho.mqtt.client as mqtt
 import pytest
-from paho.mqtt.enums import CallbackAPIVersion
 
 from vision.broker import messages
 from vision.broker.hub import Hub
 from vision.broker.link import BrokerLink
+from vision.rig.tablevoices import TableVoices
+from vision.rig.tablevoices import flag as base_flag
 from webui.hub import hub_server
 
 pytestmark = pytest.mark.browser
@@ -38,83 +36,25 @@ HOLD_MS, KEY_MS = 120, 60
 LIVE_MS = 5000
 
 
-class Tables:
-    """A test client that speaks for the tables and hears their commands."""
-
-    def __init__(self, port: int) -> None:
-        self.client = mqtt.Client(
-            CallbackAPIVersion.VERSION2, client_id="test-tables", protocol=mqtt.MQTTv311
-        )
-        self.commands: list[dict[str, Any]] = []
-        self.news = threading.Condition()
-        connected, subscribed = threading.Event(), threading.Event()
-        self.client.on_connect = lambda *_: connected.set()
-        self.client.on_subscribe = lambda *_: subscribed.set()
-        self.client.on_message = self._message
-        self.client.connect("127.0.0.1", port)
-        self.client.loop_start()
-        assert connected.wait(WAIT_S)
-        self.client.subscribe(f"{messages.ROOT}/+/{messages.COMMANDS}", qos=1)
-        assert subscribed.wait(WAIT_S)
-
-    def _message(self, _c: Any, _d: Any, message: mqtt.MQTTMessage) -> None:
-        with self.news:
-            self.commands.append({"topic": message.topic, **json.loads(message.payload)})
-            self.news.notify_all()
-
-    def publish(self, table: str, kind: str, body: dict[str, Any], retain: bool = False) -> None:
-        payload = messages.encode({"table": table, **body})
-        topic = messages.topic(table, kind)
-        self.client.publish(topic, payload, qos=1, retain=retain).wait_for_publish(WAIT_S)
-
-    def status(self, table: str, game_id: str, **given: Any) -> None:
-        body = {
-            "online": True,
-            "since": time.time() - 420.0,
-            "game": "necromunda",
-            "title": "Necromunda",
-            "game_id": game_id,
-            "turn": 2,
-            "phase": "movement",
-            "side": "goliath",
-            "sides": ["goliath", "escher"],
-            "state": "playing",
-            "url": None,
-            "events": 0,
-            **given,
-        }
-        self.publish(table, messages.STATUS, body, retain=True)
-
-    def flags(self, table: str, game_id: str, flags: list[dict[str, Any]]) -> None:
-        self.publish(table, messages.FLAGS, {"game_id": game_id, "flags": flags}, retain=True)
-
-    def close(self) -> None:
-        self.client.disconnect()
-        self.client.loop_stop()
-
-
 def flag(flag_id: int, kind: str, model: str, **given: Any) -> dict[str, Any]:
-    return {
-        "id": flag_id,
-        "kind": kind,
-        "rule": "movement",
-        "model": model,
-        "measured": 7.08,
-        "limit": 6.0,
-        "uncertainty": 0.05,
-        "message": f"{model} moved 7.08 in; its allowance is 6 in",
-        "label": "movement: 7.08 in +/- 0.05 / 6.00",
-        "headline": f"{model} moved 7.08 in of 6",
-        "decision": None,
+    """A flag as the table lists it, with the numbers the page is checked for."""
+    return base_flag(
+        flag_id,
+        kind,
+        model,
+        measured=7.08,
+        message=f"{model} moved 7.08 in; its allowance is 6 in",
+        label="movement: 7.08 in +/- 0.05 / 6.00",
+        headline=f"{model} moved 7.08 in of 6",
         **given,
-    }
+    )
 
 
 CHARLIE_FLAGS = [flag(4, "violation", "krotos"), flag(6, "violation", "brakk")]
 
 
 @pytest.fixture
-def hall(mosquitto) -> Iterator[tuple[str, Tables]]:
+def hall(mosquitto) -> Iterator[tuple[str, TableVoices]]:
     """The hub's page address, and the tables: charlie with 2 open violations, bravo
     with an open advisory, delta offline, alpha online with nothing open and a table view
     that answers (the hub's own page stands in for it)."""
@@ -122,7 +62,8 @@ def hall(mosquitto) -> Iterator[tuple[str, Tables]]:
     assert hub.wait_subscribed(WAIT_S)
     server = hub_server(hub, "127.0.0.1", 0).start()
     url = f"http://127.0.0.1:{server.port}/"
-    tables = Tables(mosquitto.port)
+    tables = TableVoices(mosquitto.port, since=time.time() - 420.0, turn=2)
+    tables.listen(f"{messages.ROOT}/+/{messages.COMMANDS}")
     try:
         tables.status("alpha", "ga", url=url)
         tables.status("bravo", "gb", turn=3)
@@ -198,8 +139,8 @@ def test_a_judge_dismisses_a_flag_from_the_hub(hall, pages, wait_ms):
     hold_click(page, dismiss)
 
     with tables.news:
-        assert tables.news.wait_for(lambda: tables.commands, WAIT_S), "no command came"
-    (command,) = tables.commands
+        assert tables.news.wait_for(tables.commands, WAIT_S), "no command came"
+    (command,) = tables.commands()
     assert command["topic"] == "tablesight/charlie/commands"
     assert {k: command[k] for k in ("table", "game_id", "flag", "decision", "by", "note")} == {
         "table": "charlie",
@@ -234,15 +175,15 @@ def test_a_judge_dismisses_a_flag_from_the_hub(hall, pages, wait_ms):
     # a decision the table refuses: its reason shown, and the flag still open
     hold_click(page, page.locator('#d-flags li[data-flag="6"] button.decide-accept'))
     with tables.news:
-        assert tables.news.wait_for(lambda: len(tables.commands) == 2, WAIT_S)
-    refusal = {"command": tables.commands[1]["id"], "ok": False, "error": "flag 6 is not open"}
+        assert tables.news.wait_for(lambda: len(tables.commands()) == 2, WAIT_S)
+    refusal = {"command": tables.commands()[1]["id"], "ok": False, "error": "flag 6 is not open"}
     tables.publish("charlie", messages.ANSWERS, refusal)
     expect(answer).to_contain_text("charlie refused it: flag 6 is not open", timeout=LIVE_MS)
     expect(page.locator('#d-flags li[data-flag="6"] .flag-decision')).to_have_text(
         "accept by Ann Judge refused by the table: flag 6 is not open"
     )
     expect(page.locator('#d-flags li[data-flag="6"] button.decide-accept')).to_be_visible()
-    assert len(tables.commands) == 2  # the refused name sent nothing
+    assert len(tables.commands()) == 2  # the refused name sent nothing
 
     # a table moving on shows while the page stays open
     alpha = page.locator('li[data-table="alpha"]')

@@ -27,9 +27,7 @@ from __future__ import annotations
 
 import json
 import re
-import signal
 import subprocess
-import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -44,8 +42,6 @@ sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-#: What ``tablesight hub`` prints on stderr when its page is up.
-HUB_URL = re.compile(r"hub: reading tables from \S+; the page: (http://127\.0\.0\.1:\d+/)")
 #: The demos' speed: the Necromunda clip lasts about 72 s, Trench Crusade's about 64 s.
 SPEED = "0.5"
 TABLES = {"north": "necromunda", "south": "trench-crusade"}
@@ -77,43 +73,13 @@ def get(url: str) -> Any:
 
 
 @pytest.fixture
-def hub(mosquitto, tablesight_command) -> Iterator[tuple[float, str]]:
+def hub(mosquitto, run_hub) -> Iterator[tuple[float, str]]:
     """``tablesight hub`` reading the broker, its page on a free port: when it was
     started (monotonic s) and the page's address. Stopped with Ctrl-C (SIGINT) at the
     end."""
     started = time.monotonic()
-    command = [*tablesight_command, "hub", "--broker", mosquitto.url, "--port", "0"]
-    process = subprocess.Popen(
-        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT
-    )
-    lines: list[str] = []
-    found = threading.Event()
-
-    def read() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            lines.append(line)
-            if HUB_URL.search(line):
-                found.set()
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
-        if not found.wait(60):
-            pytest.fail(f"the hub printed no address: {''.join(lines)}")
-        url = next(m for m in map(HUB_URL.search, lines) if m).group(1)
+    with run_hub(mosquitto.url) as (_process, url, _lines):
         yield started, url
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        reader.join(timeout=5)
-        if process.stderr is not None:
-            process.stderr.close()
 
 
 class Table:
