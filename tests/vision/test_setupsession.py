@@ -13,7 +13,6 @@ import contextlib
 import itertools
 import math
 import time
-from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -24,37 +23,18 @@ import pytest
 from calibration.camera import calibrate
 from vision.rig.accuracy import scene_camera
 from vision.rig.charuco import random_charuco_views
+from vision.rig.setuptable import ANCHORS, CORNERS_IN, MODEL, TABLE_IN, WALL, wait_for
 from vision.rig.synth import PlacedMarker, render_table
 from vision.rig.webcam import pictures, write_frames
 from vision.setup import Setup
 from vision.setupsession import BOARD, HELD, TableSetup
 from vision.tablesetup import SetupError
 
-TABLE_IN = (44.0, 30.0)
-#: The anchors as glued: (id, x, y, heading).
-ANCHORS = [(0, 1.5, 1.5, 0.0), (1, 42.4, 1.6, 90.0), (2, 42.5, 28.5, 0.0), (3, 1.7, 28.3, 3.0)]
-CORNERS_IN = np.array([[0.0, 0.0, 0.0], [44.0, 0.0, 0.0], [44.0, 30.0, 0.0], [0.0, 30.0, 0.0]])
 #: Two models' markers on the table, and a terrain piece's.
 OTHERS = [(10, 10.0, 8.0), (11, 30.0, 10.0), (40, 22.0, 14.0)]
 SIZE = (1280, 720)
 FPS = 10.0
 VIEWS, PER_VIEW, TABLE_FRAMES = 12, 4, 20
-
-MODEL = {
-    "id": "krotos",
-    "side": "goliath",
-    "base": {"shape": "round", "diameter_mm": 32},
-    "movement": 4,
-    "marker": 10,
-}
-WALL = {"id": "wall", "marker": 40, "polygon": [[-2, -0.5], [2, -0.5], [2, 0.5], [-2, 0.5]]}
-
-
-def wait_for(check: Callable[[], bool], timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
 
 
 def table_picture(camera, anchors=ANCHORS) -> np.ndarray:

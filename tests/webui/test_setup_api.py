@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import json
 import math
-import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -21,6 +20,8 @@ import pytest
 
 from vision.rig.accuracy import scene_camera
 from vision.rig.poolbench import packets as read_packets
+from vision.rig.setuptable import ANCHORS, CORNERS_IN, WALL, wait_for
+from vision.rig.setuptable import MODEL as BASE_MODEL
 from vision.rig.synth import PlacedMarker, render_table
 from vision.rig.webcam import write_frames
 from vision.setup import Setup
@@ -28,25 +29,8 @@ from vision.setupsession import HELD, TableSetup
 from webui.setup import create_setup_app, setup_server
 from webui.stream import PART
 
-#: The anchors as glued: (id, x, y, heading).
-ANCHORS = [(0, 1.5, 1.5, 0.0), (1, 42.4, 1.6, 90.0), (2, 42.5, 28.5, 0.0), (3, 1.7, 28.3, 3.0)]
-CORNERS_IN = np.array([[0.0, 0.0, 0.0], [44.0, 0.0, 0.0], [44.0, 30.0, 0.0], [0.0, 30.0, 0.0]])
-MODEL = {
-    "id": "krotos",
-    "side": "goliath",
-    "base": {"shape": "round", "diameter_mm": 32},
-    "movement": 4,
-    "marker": 10,
-    "marker_size_mm": 16,
-}
-WALL = {"id": "wall", "marker": 40, "polygon": [[-2, -0.5], [2, -0.5], [2, 0.5], [-2, 0.5]]}
-
-
-def wait_for(check: Callable[[], bool], timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
+#: The same model, its marker 16 mm across.
+MODEL = {**BASE_MODEL, "marker_size_mm": 16}
 
 
 @pytest.fixture(scope="module")
