@@ -21,35 +21,9 @@
   let fetching = false, again = false;
   let sent = null;      // the decision this page sent last: {table, id, flag, decision}
 
-  function html(name, text = null, parent = null, cls = null) {
-    const node = document.createElement(name);
-    if (text !== null) node.textContent = text;
-    if (cls) node.className = cls;
-    if (parent) parent.appendChild(node);
-    return node;
-  }
+  const { html, Refusal, post, get } = TS;  // as every page talks to its server
 
   // -- talking to the hub ----------------------------------------------------------------
-
-  function headers() {
-    const out = { "Content-Type": "application/json" };
-    let token = null;
-    try { token = window.sessionStorage.getItem("tablesight.token"); } catch (err) { token = null; }
-    if (token) out["X-TableSight-Token"] = token;
-    return out;
-  }
-
-  class Refusal extends Error {
-    constructor(status, field, message) { super(message); this.status = status; this.field = field; }
-  }
-
-  async function answer(r) {
-    let data = null;
-    try { data = await r.json(); } catch (err) { data = null; }
-    if (r.ok) return data;
-    const e = data && data.error ? data.error : { field: null, message: r.statusText };
-    throw new Refusal(r.status, e.field || null, e.message || r.statusText);
-  }
 
   function connect() {
     const source = new EventSource("/api/stream");
@@ -252,7 +226,7 @@
         const name = chosen;
         if (!name) break;
         try {
-          const shown = await answer(await fetch(`/api/tables/${encodeURIComponent(name)}`));
+          const shown = await get(`/api/tables/${encodeURIComponent(name)}`);
           if (name === chosen) { details = shown; showDetails(); }
         } catch (err) {
           if (name === chosen) say("d-answer", err instanceof Refusal && err.status === 404
@@ -411,8 +385,7 @@
     box.className = "answer waiting";
     say("d-answer", `sending ${decision} of flag #${flag}...`);
     try {
-      const out = await answer(await fetch(`/api/tables/${encodeURIComponent(table)}/decide`,
-        { method: "POST", headers: headers(), body: JSON.stringify(body) }));
+      const out = await post(`/api/tables/${encodeURIComponent(table)}/decide`, body);
       sent = { table, id: out.command, flag, decision };
       $("note").value = "";
       fetchDetails(fetchedFor);

@@ -20,29 +20,7 @@
 
   // -- talking to the server -------------------------------------------------------------
 
-  // A refusal from the API: its message, and the field it names (or null).
-  class Refusal extends Error {
-    constructor(status, field, message) { super(message); this.status = status; this.field = field; }
-  }
-
-  function headers() {
-    const out = { "Content-Type": "application/json" };
-    let token = null;
-    try { token = window.sessionStorage.getItem("tablesight.token"); } catch (err) { token = null; }
-    if (token) out["X-TableSight-Token"] = token;
-    return out;
-  }
-
-  async function answer(r) {
-    let data = null;
-    try { data = await r.json(); } catch (err) { data = null; }
-    if (r.ok) return data;
-    const e = data && data.error ? data.error : { field: null, message: r.statusText };
-    throw new Refusal(r.status, e.field || null, e.message || r.statusText);
-  }
-
-  const post = async (url, body) =>
-    answer(await fetch(url, { method: "POST", headers: headers(), body: JSON.stringify(body) }));
+  const { Refusal, answer, post } = TS;  // the API's answers and refusals, as every page's
 
   // Posts ``body`` for the step in ``section``: its old refusals cleared, a new one said at
   // the field it names (``rename`` turns the API's field into the page's). The answer, or

@@ -473,27 +473,37 @@ const TS = (() => {
     return () => { clearTimeout(retry); source.close(); };
   }
 
+  // A refusal from the API: its message, its HTTP status and the field it names (or null).
+  class Refusal extends Error {
+    constructor(status, field, message) { super(message); this.status = status; this.field = field; }
+  }
+
+  // The API's answer to a request: its JSON, or a Refusal (whose message is the API's
+  // own, or the HTTP status's when the body is not the API's JSON).
+  async function answer(r) {
+    let data = null;
+    try { data = await r.json(); } catch (err) { data = null; }
+    if (r.ok) return data;
+    const e = data && data.error ? data.error : { field: null, message: r.statusText };
+    throw new Refusal(r.status, e.field || null, e.message || r.statusText);
+  }
+
   async function post(url, body) {
     const headers = { "Content-Type": "application/json" };
     if (token) headers["X-TableSight-Token"] = token;
-    const r = await fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
-    const data = await r.json();
-    if (!r.ok) throw new Error(data.error ? data.error.message : r.statusText);
-    return data;
+    return answer(await fetch(url, { method: "POST", headers, body: JSON.stringify(body) }));
   }
 
   async function get(url) {
-    const r = await fetch(url);
-    const data = await r.json();
-    if (!r.ok) throw new Error(data.error ? data.error.message : r.statusText);
-    return data;
+    return answer(await fetch(url, { cache: "no-store" }));
   }
 
-  // An HTML element with its text: every string from the server (names from a roster or a
-  // match file, messages) goes into the page as text, never as markup.
-  function html(name, text = null, parent = null) {
+  // An HTML element with its text (and class): every string from the server (names from a
+  // roster or a match file, messages) goes into the page as text, never as markup.
+  function html(name, text = null, parent = null, cls = null) {
     const node = document.createElement(name);
     if (text !== null) node.textContent = text;
+    if (cls) node.className = cls;
     if (parent) parent.appendChild(node);
     return node;
   }
@@ -729,7 +739,8 @@ const TS = (() => {
     for (const li of old.values()) li.remove();
   }
 
-  return { option, sideColours, projector, draw, move, livePoses, connect, post, get, num, flagLabel, el, pathOf,
+  return { option, sideColours, projector, draw, move, livePoses, connect, post, get, answer,
+           Refusal, html, num, flagLabel, el, pathOf,
            modelCard, measureText, modelTool, drawViews, listFlags, say, act, fill, keyboard,
            pointer, place };
 })();
