@@ -11,7 +11,7 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy --strict rules calibration vision --exclude 'vision/rig/'
+	$(BIN)/mypy --strict $(foreach p,rules calibration vision match tournament setup,-p tablesight.$(p))
 	$(BIN)/pytest
 
 # Everything but the slow tests (whole clips, new processes, many random cases) and the
@@ -22,7 +22,7 @@ test-fast: $(VENV)/.installed-test
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy --strict rules calibration vision --exclude 'vision/rig/'
+	$(BIN)/mypy --strict $(foreach p,rules calibration vision match tournament setup,-p tablesight.$(p))
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "TableSight needs Python >= 3.11; this is " + sys.version.split()[0] + ". Run: make PYTHON=python3.11 ...")'

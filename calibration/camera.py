@@ -21,9 +21,9 @@ import cv2
 import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict
 
-from calibration.dictionaries import dictionary_id
-from rules.errors import InputError, load_toml, read_toml, validate
-from rules.values import Mm, Pixels
+from tablesight.calibration.dictionaries import dictionary_id
+from tablesight.rules.errors import InputError, load_toml, read_toml, validate
+from tablesight.rules.values import Mm, Pixels
 
 #: Views blurrier than this (variance of the Laplacian over the board) are rejected: sharp
 #: photos of a board measure in the thousands, a Gaussian blur of 1.3 px about 150.

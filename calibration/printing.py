@@ -26,8 +26,8 @@ from fpdf import FPDF
 from fpdf.enums import PathPaintRule
 from fpdf.prefs import ViewerPreferences
 
-from calibration.dictionaries import dictionary_id
-from rules.geometry import Base
+from tablesight.calibration.dictionaries import dictionary_id
+from tablesight.rules.geometry import Base
 
 Paper = Literal["a4", "letter"]
 

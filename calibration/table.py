@@ -1,6 +1,6 @@
 """The table as the user describes it: ``table.toml`` (size, dictionary, anchors, grid).
 
-Where the camera sees it from, frame by frame, is :mod:`vision.tablepose`.
+Where the camera sees it from, frame by frame, is :mod:`tablesight.vision.tablepose`.
 
 A marker's corners, as printed: top-left, top-right, bottom-right, bottom-left, with
 its top edge towards ``heading`` (degrees counterclockwise from table +x, seen from
@@ -16,11 +16,11 @@ from typing import Annotated
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, Strict
 
-from calibration.dictionaries import DictionaryError, check_marker, dictionary_id
-from rules.errors import InputError, load_toml
-from rules.scenario import GridIn, check_grid
-from rules.squares import Grid
-from rules.values import MAX_ENTRIES, Coordinate, Degrees, MarkerId, Mm, TableSide
+from tablesight.calibration.dictionaries import DictionaryError, check_marker, dictionary_id
+from tablesight.rules.errors import InputError, load_toml
+from tablesight.rules.scenario import GridIn, check_grid
+from tablesight.rules.squares import Grid
+from tablesight.rules.values import MAX_ENTRIES, Coordinate, Degrees, MarkerId, Mm, TableSide
 
 MM_PER_IN = 25.4
 

@@ -6,9 +6,9 @@ in this order. What differs between games is data in ``rules/games/*.toml``.
 
 1. :func:`declared_action`: the action the move is held to (an action the model may not
    take earns none of its exemptions), then :func:`engaged`;
-2. :func:`rules.movement.movement`: the move measured against its allowance;
+2. :func:`tablesight.rules.movement.movement`: the move measured against its allowance;
 3. ``MOVE_CHECKS``, in order: where it ended, the zones, the action's consequences;
-4. ``UNIT_CHECKS`` for each unit a judged model belongs to (:mod:`rules.coherency`).
+4. ``UNIT_CHECKS`` for each unit a judged model belongs to (:mod:`tablesight.rules.coherency`).
 """
 
 from __future__ import annotations
@@ -21,15 +21,15 @@ import shapely
 from shapely.geometry import LineString, Point
 from shapely.ops import substring
 
-from rules.coherency import coherency
-from rules.field import climb_cost, on_top_of
-from rules.geometry import depth_inside
-from rules.measure import Measure, Move
-from rules.movement import search_cap_in, step_in_climb
-from rules.pathing import Path
-from rules.ruleset import ActionRules
-from rules.scene import Model
-from rules.verdict import FLOAT_EPS_IN, Findings, RuleName, inches
+from tablesight.rules.coherency import coherency
+from tablesight.rules.field import climb_cost, on_top_of
+from tablesight.rules.geometry import depth_inside
+from tablesight.rules.measure import Measure, Move
+from tablesight.rules.movement import search_cap_in, step_in_climb
+from tablesight.rules.pathing import Path
+from tablesight.rules.ruleset import ActionRules
+from tablesight.rules.scene import Model
+from tablesight.rules.verdict import FLOAT_EPS_IN, Findings, RuleName, inches
 
 #: A check of one move: what it finds goes into the findings.
 MoveCheck = Callable[[Measure, Move, Findings], None]

@@ -4,7 +4,7 @@ the views.
 Two unit-mates are linked when they are within the coherency range edge to edge
 (horizontally) and within the vertical limit, each give or take the table's tolerance.
 
->>> from rules.ruleset import CoherencyRules
+>>> from tablesight.rules.ruleset import CoherencyRules
 >>> rules = CoherencyRules(range_in=1.0, vertical_in=6.0)
 >>> in_coherency(0.98, 6.03, rules, tolerance_in=0.05)
 True
@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import math
 
-from rules.geometry import edge_distance
-from rules.measure import Measure
-from rules.ruleset import CoherencyRules
-from rules.scene import Model
-from rules.verdict import Findings, inches
+from tablesight.rules.geometry import edge_distance
+from tablesight.rules.measure import Measure
+from tablesight.rules.ruleset import CoherencyRules
+from tablesight.rules.scene import Model
+from tablesight.rules.verdict import Findings, inches
 
 
 def rise_between(a: Model, b: Model) -> float:

@@ -4,12 +4,12 @@ One check for every way a declaration comes in (the web page, a script, the repl
 session itself): each bad field is one :class:`DeclarationError` line that starts with the
 field's name and says what was expected.
 
->>> from rules.ruleset import load_ruleset
+>>> from tablesight.rules.ruleset import load_ruleset
 >>> necromunda = load_ruleset("necromunda")
 >>> check_declaration(necromunda, ["ganger", "brute"], "ganger", "charge", "brute", 4)
 Traceback (most recent call last):
 ...
-rules.declaration.DeclarationError: roll: expected 1 to 3 for charge, got 4
+tablesight.rules.declaration.DeclarationError: roll: expected 1 to 3 for charge, got 4
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Literal
 
-from rules.errors import InputError
-from rules.ruleset import Ruleset
+from tablesight.rules.errors import InputError
+from tablesight.rules.ruleset import Ruleset
 
 #: The fields of a declaration.
 DeclarationField = Literal["model", "action", "target", "roll"]

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from rules.values import cut
+from tablesight.rules.values import cut
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -24,10 +24,10 @@ import numpy as np
 import shapely
 from shapely.geometry import LineString, Point, Polygon
 
-from rules.geometry import CIRCLE_SEGMENTS, Pose, centre_to_base, outer_scale
-from rules.pathing import XY, Obstacle, Region, in_ellipse
-from rules.ruleset import Ruleset
-from rules.scene import Model, Scene, Terrain
+from tablesight.rules.geometry import CIRCLE_SEGMENTS, Pose, centre_to_base, outer_scale
+from tablesight.rules.pathing import XY, Obstacle, Region, in_ellipse
+from tablesight.rules.ruleset import Ruleset
+from tablesight.rules.scene import Model, Scene, Terrain
 
 #: How far inside a contact the start or end may sit, so touching counts as touching.
 CONTACT_EPS_IN = 1e-6
@@ -60,9 +60,9 @@ def on_top_of(terrain: Terrain, pose: Pose, tolerance_in: float) -> bool:
 
 
 class MoveField:
-    """The obstacles and regions one mover meets, for ``rules.pathing.shortest_path``.
+    """The obstacles and regions one mover meets, for ``tablesight.rules.pathing.shortest_path``.
 
-    ``zone_ids`` are the models whose zones are obstacles (see ``rules.checks``).
+    ``zone_ids`` are the models whose zones are obstacles (see ``tablesight.rules.checks``).
     """
 
     def __init__(

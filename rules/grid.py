@@ -6,9 +6,9 @@ centres it covers (``DeckMap``). A move is judged by the cheapest orthogonal rou
 between its start and end squares (A* over squares: walls block, slagged squares cost
 more, outside the hull costs more unless magboots are on), a jet by the squares its
 straight line passes through. The verdicts are the same ``Finding``/``Verdict`` values
-as for the games measured in inches. Where the squares lie is :mod:`rules.squares`.
+as for the games measured in inches. Where the squares lie is :mod:`tablesight.rules.squares`.
 
->>> from rules.scene import Table
+>>> from tablesight.rules.scene import Table
 >>> deck = DeckMap(Scene(Table(4.0, 3.0), ()), Grid(square_in=1.0))
 >>> deck.shape, deck.on((3, 2)), deck.on((4, 2))
 ((4, 3), True, False)
@@ -22,10 +22,10 @@ import math
 import numpy as np
 import shapely
 
-from rules.ruleset import GridRules, Ruleset
-from rules.scene import Model, Scene, Terrain
-from rules.squares import Grid, Square, squares_crossed
-from rules.verdict import Findings, MoveReport, Verdict
+from tablesight.rules.ruleset import GridRules, Ruleset
+from tablesight.rules.scene import Model, Scene, Terrain
+from tablesight.rules.squares import Grid, Square, squares_crossed
+from tablesight.rules.verdict import Findings, MoveReport, Verdict
 
 _STEPS: tuple[Square, ...] = ((1, 0), (-1, 0), (0, 1), (0, -1))
 #: Door states through which anyone may come in from outside.
@@ -154,7 +154,7 @@ def _components(cells: dict[Square, tuple[bool, bool, bool]]) -> dict[Square, in
 
 
 class GridReferee:
-    """Judges moves on a square grid; the same verdicts as ``rules.referee.Referee``."""
+    """Judges moves on a square grid; the same verdicts as ``tablesight.rules.referee.Referee``."""
 
     def __init__(self, scene: Scene, ruleset: Ruleset) -> None:
         assert ruleset.grid is not None

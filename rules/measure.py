@@ -4,7 +4,7 @@ A :class:`Move` is one model's move as the checks see it.
 
 ``Measure(scene, ruleset)`` answers in table inches, and keeps what it works out (the
 models' positions as arrays, each mover's zone sources) for the checks of one judgement.
-The checks (:mod:`rules.checks`) ask it; the views ask it which zones to draw.
+The checks (:mod:`tablesight.rules.checks`) ask it; the views ask it which zones to draw.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 from shapely.geometry import Polygon
 
-from rules.field import CutBack, MoveField
-from rules.geometry import Pose, edge_distance, gap_lower_bound
-from rules.pathing import Path, shortest_path
-from rules.ruleset import ActionRules, Ruleset
-from rules.scene import Model, Scene
-from rules.verdict import Finding
+from tablesight.rules.field import CutBack, MoveField
+from tablesight.rules.geometry import Pose, edge_distance, gap_lower_bound
+from tablesight.rules.pathing import Path, shortest_path
+from tablesight.rules.ruleset import ActionRules, Ruleset
+from tablesight.rules.scene import Model, Scene
+from tablesight.rules.verdict import Finding
 
 
 @dataclass(frozen=True)

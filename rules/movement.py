@@ -14,11 +14,11 @@ from dataclasses import dataclass
 import shapely
 from shapely.geometry import Point
 
-from rules.field import MoveField, climb_cost, on_top_of
-from rules.measure import Measure, Move
-from rules.pathing import Path
-from rules.scene import Model
-from rules.verdict import FLOAT_EPS_IN, Findings, MoveReport, RuleName, inches
+from tablesight.rules.field import MoveField, climb_cost, on_top_of
+from tablesight.rules.measure import Measure, Move
+from tablesight.rules.pathing import Path
+from tablesight.rules.scene import Model
+from tablesight.rules.verdict import FLOAT_EPS_IN, Findings, MoveReport, RuleName, inches
 
 
 @dataclass(frozen=True)

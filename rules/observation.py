@@ -1,7 +1,7 @@
 """What the camera side tells the session about one frame: the observation.
 
-A frame becomes one observation (built by :class:`vision.observe.Observer`); the session
-takes it whole (:meth:`rules.session.Session.observe`) and returns the events it causes.
+A frame becomes one observation (built by :class:`tablesight.vision.observe.Observer`); the session
+takes it whole (:meth:`tablesight.rules.session.Session.observe`) and returns the events it causes.
 This module holds the part of an observation the session reads, as plain numbers in table
 inches: every model the tracker knows, with its pose (x, y, heading and height z) and
 uncertainty, and what the tracker concluded about it in this frame; the terrain pieces
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from rules.geometry import Pose
+from tablesight.rules.geometry import Pose
 
 #: What a model's track is doing: moving (seen, not yet still), settled, or hidden.
 TrackName = Literal["moving", "settled", "hidden"]

@@ -3,7 +3,7 @@
 ``Referee(scene, ruleset).judge()`` returns a ``Verdict``: the violations (illegal
 moves), the advisories (consequences such as rolls to make, and close calls), and for
 every moved model the distances that were measured. It runs the checks of
-:mod:`rules.checks`, in the order given there, on each model judged and then on each
+:mod:`tablesight.rules.checks`, in the order given there, on each model judged and then on each
 unit involved; a violation whose margin lies inside what the positions may be off
 becomes a close call.
 
@@ -17,13 +17,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Protocol
 
-from rules import checks
-from rules.grid import GridReferee
-from rules.measure import Measure, Move
-from rules.movement import movement
-from rules.ruleset import Ruleset
-from rules.scene import Model, Scene
-from rules.verdict import Finding, Findings, MoveReport, Verdict
+from tablesight.rules import checks
+from tablesight.rules.grid import GridReferee
+from tablesight.rules.measure import Measure, Move
+from tablesight.rules.movement import movement
+from tablesight.rules.ruleset import Ruleset
+from tablesight.rules.scene import Model, Scene
+from tablesight.rules.verdict import Finding, Findings, MoveReport, Verdict
 
 
 class Judge(Protocol):

@@ -14,8 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rules.errors import InputError, load_toml
-from rules.verdict import RuleName
+from tablesight.rules.errors import InputError, load_toml
+from tablesight.rules.verdict import RuleName
 
 GAMES_DIR = Path(__file__).with_name("games")
 

@@ -13,13 +13,13 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError
 from shapely.geometry import Polygon
 
-from rules.declaration import DeclarationError, check_roll, check_target
-from rules.errors import InputError, check_unique, from_validation
-from rules.geometry import Base, Pose
-from rules.ruleset import Ruleset, load_ruleset
-from rules.scene import Model, Scene, Table, Terrain
-from rules.squares import Grid
-from rules.values import (
+from tablesight.rules.declaration import DeclarationError, check_roll, check_target
+from tablesight.rules.errors import InputError, check_unique, from_validation
+from tablesight.rules.geometry import Base, Pose
+from tablesight.rules.ruleset import Ruleset, load_ruleset
+from tablesight.rules.scene import Model, Scene, Table, Terrain
+from tablesight.rules.squares import Grid
+from tablesight.rules.values import (
     MAX_ENTRIES,
     MAX_SQUARES,
     Coordinate,

@@ -9,8 +9,8 @@ import numpy as np
 import shapely
 from shapely.geometry import Polygon
 
-from rules.geometry import Base, Pose
-from rules.squares import Grid
+from tablesight.rules.geometry import Base, Pose
+from tablesight.rules.squares import Grid
 
 
 @dataclass(frozen=True)

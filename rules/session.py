@@ -7,7 +7,7 @@ model moved twice is judged on its whole displacement). Declarations (action, ta
 roll) may come before or after the move; a change re-judges it. A violation that goes
 away (the player moves the model back) is reported ``resolved``, not forgotten.
 
-A finding belongs either to a move or to a unit (``rules.referee.judge_move_and_unit``):
+A finding belongs either to a move or to a unit (``tablesight.rules.referee.judge_move_and_unit``):
 
 * a move's findings (``open_findings``) are about where that move ended and what it
   caused. They are judged again when the model itself moves again or its declaration
@@ -38,14 +38,14 @@ from typing import Any, Literal, ParamSpec, TypeVar
 
 from shapely.geometry import Polygon
 
-from rules.declaration import check_declaration
-from rules.geometry import Pose
-from rules.observation import Observed
-from rules.referee import judge_move_and_unit
-from rules.ruleset import Ruleset
-from rules.scene import Model, Scene, Table, Terrain
-from rules.squares import Grid
-from rules.verdict import Finding, MoveReport, RuleName, Verdict
+from tablesight.rules.declaration import check_declaration
+from tablesight.rules.geometry import Pose
+from tablesight.rules.observation import Observed
+from tablesight.rules.referee import judge_move_and_unit
+from tablesight.rules.ruleset import Ruleset
+from tablesight.rules.scene import Model, Scene, Table, Terrain
+from tablesight.rules.squares import Grid
+from tablesight.rules.verdict import Finding, MoveReport, RuleName, Verdict
 
 #: What players may decide about a flag: let it stand (accept) or set it aside (dismiss).
 DECISIONS = ("accept", "dismiss")

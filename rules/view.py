@@ -3,7 +3,7 @@
 The web pages, the broadcast overlay and the replay all draw the same picture: each base's
 outline, the zones the moving side must keep out of, each unit's coherency links, how far
 each moved model went against its allowance, the terrain, and every open flag. This module
-works all of it out from a :class:`~rules.session.Session`, so no view does rules work;
+works all of it out from a :class:`~tablesight.rules.session.Session`, so no view does rules work;
 views only map inches to pixels.
 
 Everything is plain JSON values: points are ``[x, y]`` in inches.
@@ -17,11 +17,11 @@ from typing import Any
 import shapely.ops
 from shapely.geometry import Point
 
-from rules.coherency import in_coherency, rise_between, spanning_tree
-from rules.geometry import Base, Pose, centre_to_base, edge_distance
-from rules.measure import Measure
-from rules.scene import Model, Scene
-from rules.session import Session
+from tablesight.rules.coherency import in_coherency, rise_between, spanning_tree
+from tablesight.rules.geometry import Base, Pose, centre_to_base, edge_distance
+from tablesight.rules.measure import Measure
+from tablesight.rules.scene import Model, Scene
+from tablesight.rules.session import Session
 
 #: Points on a drawn circle or oval outline.
 OUTLINE_POINTS = 48
@@ -159,7 +159,7 @@ def zones(session: Session, scene: Scene) -> list[dict[str, Any]]:
 
 def links(session: Session, scene: Scene) -> list[dict[str, Any]]:
     """Each unit's coherency links: the shortest links that join the unit (a minimum
-    spanning tree), each marked ``ok`` when in coherency (:mod:`rules.coherency`)."""
+    spanning tree), each marked ``ok`` when in coherency (:mod:`tablesight.rules.coherency`)."""
     coherency = session.ruleset.coherency
     if coherency is None:
         return []

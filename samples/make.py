@@ -9,7 +9,7 @@ For each game folder ``samples/<game>/`` (the folder is named after the game):
 * checks that ``table.toml``, ``roster.toml`` and ``terrain.toml`` describe the same table,
   models and terrain as the footage script ``storyboard.toml`` (the script adds only where
   things stand and what happens);
-* renders ``match.mp4`` from ``storyboard.toml`` (``vision.rig.footage``);
+* renders ``match.mp4`` from ``storyboard.toml`` (``tablesight.rig.footage``);
 * writes ``camera.toml``: the intrinsics of the storyboard's camera, as a calibration of
   that camera would give them;
 * prints ``markers.pdf`` with ``tablesight markers``: every marker the table, the roster
@@ -61,9 +61,9 @@ def pin_pdf(path: Path) -> None:
 
 def check_files(folder: Path) -> None:
     """table.toml, roster.toml and terrain.toml say what the storyboard films."""
-    from calibration.table import TableSpec
-    from vision.rig.storyboard_file import load_storyboard
-    from vision.roster import load_roster, load_terrain
+    from tablesight.calibration.roster import load_roster, load_terrain
+    from tablesight.calibration.table import TableSpec
+    from tablesight.rig.storyboard_file import load_storyboard
 
     story = load_storyboard(folder / "storyboard.toml")
     table = TableSpec.from_toml(folder / "table.toml")
@@ -77,7 +77,7 @@ def check_files(folder: Path) -> None:
 
 def camera_toml(folder: Path) -> str:
     """camera.toml for the storyboard's camera, as ``tablesight calibrate camera`` writes it."""
-    from vision.rig.storyboard_file import load_storyboard
+    from tablesight.rig.storyboard_file import load_storyboard
 
     camera = load_storyboard(folder / "storyboard.toml").camera
     rows = ", ".join("[" + ", ".join(repr(float(v)) for v in r) + "]" for r in camera.camera_matrix)
@@ -135,8 +135,8 @@ def markers_pdf(folder: Path) -> None:
 
 def make(game: str) -> str:
     folder = SAMPLES / game
-    from vision.rig.footage import write_video
-    from vision.rig.storyboard_file import load_storyboard
+    from tablesight.rig.footage import write_video
+    from tablesight.rig.storyboard_file import load_storyboard
 
     check_files(folder)
     info = write_video(load_storyboard(folder / "storyboard.toml"), folder / "match.mp4")
@@ -167,9 +167,9 @@ def charuco_board() -> None:
 
 def render(storyboard: str, out: str) -> int:
     """Render one storyboard to a video file (``.mp4`` or ``.avi``)."""
-    from rules.errors import InputError
-    from vision.rig.footage import write_video
-    from vision.rig.storyboard_file import load_storyboard
+    from tablesight.rig.footage import write_video
+    from tablesight.rig.storyboard_file import load_storyboard
+    from tablesight.rules.errors import InputError
 
     try:
         info = write_video(load_storyboard(Path(storyboard)), Path(out))

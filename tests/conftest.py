@@ -38,9 +38,9 @@ import numpy as np
 import pytest
 
 if TYPE_CHECKING:
-    from calibration.table import TableSpec
-    from vision.rig.synth import PinholeCamera
-    from vision.roster import RosterModel
+    from tablesight.calibration.roster import RosterModel
+    from tablesight.calibration.table import TableSpec
+    from tablesight.rig.synth import PinholeCamera
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED = REPO_ROOT.parent / "shared"
@@ -292,7 +292,7 @@ class Shots(Mapping[str, np.ndarray]):
         ganger_xy: tuple[float, float] | None,
         seed: int,
     ) -> np.ndarray:
-        from vision.rig.synth import PinholeCamera, PlacedMarker, Shot, render_table
+        from tablesight.rig.synth import PinholeCamera, PlacedMarker, Shot, render_table
 
         markers = [PlacedMarker(i, 40.0, x, y, 0.0, 0.0) for i, (x, y) in enumerate(AT)]
         markers.append(PlacedMarker(11, 25.0, 30.0, 20.0, 0.0, 180.0))
@@ -305,7 +305,7 @@ class Shots(Mapping[str, np.ndarray]):
 @pytest.fixture(scope="session")
 def two_model_table() -> TableSpec:
     """44 x 30 in, a 40 mm anchor (ids 0-3) 1.5 in in from each corner, ``4x4_50``."""
-    from calibration.table import Anchor, TableKeys, TableSpec
+    from tablesight.calibration.table import Anchor, TableKeys, TableSpec
 
     return TableSpec(
         table=TableKeys(width_in=44, depth_in=30, dictionary="4x4_50"),
@@ -317,8 +317,8 @@ def two_model_table() -> TableSpec:
 def two_model_roster() -> list[RosterModel]:
     """The ganger (red, marker 10) and the brute (blue, marker 11): 1 in round bases, M 6,
     25 mm markers flat on their bases."""
-    from rules.scenario import RoundBase
-    from vision.roster import RosterModel
+    from tablesight.calibration.roster import RosterModel
+    from tablesight.rules.scenario import RoundBase
 
     return [
         RosterModel(
@@ -337,7 +337,7 @@ def two_model_roster() -> list[RosterModel]:
 @pytest.fixture(scope="session")
 def footage() -> tuple[PinholeCamera, Mapping[str, np.ndarray]]:
     """The camera, and its pictures: ``start``, ``hand``, ``moved`` and ``bumped``."""
-    from vision.rig.synth import PinholeCamera
+    from tablesight.rig.synth import PinholeCamera
 
     return PinholeCamera.looking_at(*CAMERA), Shots()
 
@@ -346,11 +346,11 @@ def footage() -> tuple[PinholeCamera, Mapping[str, np.ndarray]]:
 def two_model_referee(footage, two_model_table, two_model_roster) -> SimpleNamespace:
     """A Necromunda session of the two models (profiles only: where each stands comes from
     the camera) and an observer of the footage's table with a perfectly calibrated lens."""
-    from rules.geometry import Base, Pose
-    from rules.ruleset import load_ruleset
-    from rules.scene import Model, Table
-    from rules.session import Session
-    from vision.observe import Observer
+    from tablesight.rules.geometry import Base, Pose
+    from tablesight.rules.ruleset import load_ruleset
+    from tablesight.rules.scene import Model, Table
+    from tablesight.rules.session import Session
+    from tablesight.vision.observe import Observer
 
     camera, _ = footage
     models = {
@@ -402,9 +402,9 @@ def match_files(footage, two_model_roster, tmp_path_factory) -> tuple[Path, list
 @pytest.fixture
 def mosquitto(tmp_path: Path) -> Iterator[object]:
     """A real Mosquitto broker on a free port of 127.0.0.1, persistence on, in a folder of
-    its own (:class:`vision.rig.mosquitto.Mosquitto`); ``mosquitto.url`` is its address.
+    its own (:class:`tablesight.rig.mosquitto.Mosquitto`); ``mosquitto.url`` is its address.
     ``mosquitto.stop()`` and ``mosquitto.start()`` take it away and bring it back."""
-    from vision.rig.mosquitto import EXECUTABLE, Mosquitto
+    from tablesight.rig.mosquitto import EXECUTABLE, Mosquitto
 
     if not Path(EXECUTABLE).exists():
         pytest.fail(f"{EXECUTABLE} is missing: .ci/run installs Debian's mosquitto")

@@ -22,7 +22,7 @@ def test_check_counts_in_words(tablesight) -> None:
 
 
 def test_the_verdicts_counts_read_in_the_plural() -> None:
-    from rules.verdict import _count
+    from tablesight.rules.verdict import _count
 
     assert [_count(n, "move", "moves") for n in (0, 1, 2)] == ["0 moves", "1 move", "2 moves"]
     assert _count(1, "advisory", "advisories") == "1 advisory"
@@ -62,7 +62,7 @@ def test_detect_lists_models_then_terrain_then_the_pose(tablesight, tmp_path: Pa
 def test_export_and_replay_leave_no_files_beside_the_match(
     tablesight, match_files, tmp_path: Path
 ) -> None:
-    from vision.match.replay import Replay
+    from tablesight.match.replay import Replay
 
     video, args = match_files
     db = tmp_path / "match.db"

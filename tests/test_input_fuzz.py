@@ -20,11 +20,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rules.errors import InputError, read_toml
-from rules.referee import referee_for
-from rules.scenario import Scenario
-from vision.script import Script
-from vision.setup import Setup, load_table_files
+from tablesight.calibration.script import Script
+from tablesight.calibration.setup import Setup, load_table_files
+from tablesight.rules.errors import InputError, read_toml
+from tablesight.rules.referee import referee_for
+from tablesight.rules.scenario import Scenario
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 NECROMUNDA = SAMPLES / "necromunda"

@@ -21,12 +21,12 @@ from typing import Any
 
 import pytest
 
-from calibration.camera import CameraModel
-from calibration.table import TableSpec
-from rules.errors import InputError, read_toml
-from rules.scenario import Scenario
-from vision.script import Script
-from vision.setup import Setup, load_table_files
+from tablesight.calibration.camera import CameraModel
+from tablesight.calibration.script import Script
+from tablesight.calibration.setup import Setup, load_table_files
+from tablesight.calibration.table import TableSpec
+from tablesight.rules.errors import InputError, read_toml
+from tablesight.rules.scenario import Scenario
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 NECROMUNDA = SAMPLES / "necromunda"
@@ -466,8 +466,8 @@ def test_the_api_bodies_use_the_same_value_types(
 ) -> None:
     from flask import Flask
 
-    import webui.bodies as bodies
-    from webui.errors import ApiError
+    import tablesight.webui.bodies as bodies
+    from tablesight.webui.errors import ApiError
 
     with Flask(__name__).test_request_context(json=data), pytest.raises(ApiError) as caught:
         bodies.body(getattr(bodies, kind))

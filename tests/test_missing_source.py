@@ -46,6 +46,6 @@ def test_a_source_that_is_not_there_is_one_line(tablesight, source: str, says: s
 def test_opencv_warnings_are_silenced_at_import() -> None:
     import cv2
 
-    import vision.sources  # noqa: F401  (sets the level as it is imported)
+    import tablesight.vision.sources  # noqa: F401  (sets the level as it is imported)
 
     assert cv2.utils.logging.getLogLevel() <= cv2.utils.logging.LOG_LEVEL_ERROR

@@ -24,15 +24,15 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.camera import CameraModel
-from calibration.table import MM_PER_IN
-from rules.referee import referee_for
-from rules.scenario import Scenario
-from vision.rig.footage import Bump, Move
-from vision.rig.storyboard_file import load_storyboard
-from vision.rig.synth import PlacedMarker
-from vision.script import Script
-from vision.setup import Setup
+from tablesight.calibration.camera import CameraModel
+from tablesight.calibration.script import Script
+from tablesight.calibration.setup import Setup
+from tablesight.calibration.table import MM_PER_IN
+from tablesight.rig.footage import Bump, Move
+from tablesight.rig.storyboard_file import load_storyboard
+from tablesight.rig.synth import PlacedMarker
+from tablesight.rules.referee import referee_for
+from tablesight.rules.scenario import Scenario
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from calibration.dictionaries import dictionary_id
+from tablesight.calibration.dictionaries import dictionary_id
 
 
 @dataclass(frozen=True)

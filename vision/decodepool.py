@@ -32,8 +32,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from vision.aruco import MarkerDetector
-from vision.frame import Frame
+from tablesight.vision.aruco import MarkerDetector
+from tablesight.vision.frame import Frame
 
 #: Threads that decode (and prepare) frames: the cores of a small machine.
 WORKERS = 2

@@ -30,11 +30,11 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from calibration.camera import CameraModel
-from calibration.table import MM_PER_IN, TableSpec
-from vision.aruco import MarkerDetector
-from vision.roster import RosterModel, TerrainPiece
-from vision.tablepose import PoseError, TablePose, diagonal_centres
+from tablesight.calibration.camera import CameraModel
+from tablesight.calibration.roster import RosterModel, TerrainPiece
+from tablesight.calibration.table import MM_PER_IN, TableSpec
+from tablesight.vision.aruco import MarkerDetector
+from tablesight.vision.tablepose import PoseError, TablePose, diagonal_centres
 
 #: Markers this many pixels across and more were all found (README: "every marker of 18 px
 #: or more found"; docs/detector-settings.md: 245 of 245 on 8 frames with decoys).
@@ -713,8 +713,8 @@ def diagnose(
 def pictures(spec: str) -> list[np.ndarray]:
     """The pictures to look at: an image file itself; of a camera, stream, video or folder of
     frames, up to :data:`SOURCE_FRAMES` over its first :data:`SOURCE_SECONDS`. A
-    :class:`~vision.sources.SourceError` says why there are none."""
-    from vision.sources import IMAGE_SUFFIXES, LiveSource, SourceError, open_source
+    :class:`~tablesight.vision.sources.SourceError` says why there are none."""
+    from tablesight.vision.sources import IMAGE_SUFFIXES, LiveSource, SourceError, open_source
 
     path = Path(spec)
     if path.suffix.lower() in IMAGE_SUFFIXES and path.is_file():

@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from shapely.geometry import Point, Polygon
 
-from calibration.table import MM_PER_IN, TableSpec
-from vision.aruco import MarkerDetections
-from vision.roster import RosterModel, TerrainPiece
-from vision.tablepose import TablePose
+from tablesight.calibration.roster import RosterModel, TerrainPiece
+from tablesight.calibration.table import MM_PER_IN, TableSpec
+from tablesight.vision.aruco import MarkerDetections
+from tablesight.vision.tablepose import TablePose
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ health, and every model the tracker knows with its pose in table inches (x, y, z
 heading), its uncertainty and what the tracker concluded about it in this frame (first
 seen, moved, hidden, lost); plus the terrain pieces placed or moved, and whether the
 camera was bumped. Nothing downstream reads the observer's internals: the session takes
-the observation (:meth:`rules.session.Session.observe`), the match file records it.
+the observation (:meth:`tablesight.rules.session.Session.observe`), the match file records it.
 
 Because the pose is re-solved every frame, a bumped camera leaves positions where they
 are in table inches (and the observation says how far the camera moved).
@@ -20,16 +20,17 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from calibration.camera import CameraModel
-from calibration.table import MM_PER_IN, TableSpec
-from rules.geometry import Pose
-from rules.observation import LocatedModel, LocatedTerrain, News
-from vision.aruco import MarkerDetections, MarkerDetector
-from vision.locate import Located, Placed, locate
-from vision.roster import RosterModel, TerrainPiece
-from vision.sources import Frame
-from vision.tablepose import PoseError, TablePose
-from vision.tracking import Moved, Sighting, Tracker, TrackState
+from tablesight.calibration.camera import CameraModel
+from tablesight.calibration.roster import RosterModel, TerrainPiece
+from tablesight.calibration.setup import Setup
+from tablesight.calibration.table import MM_PER_IN, TableSpec
+from tablesight.rules.geometry import Pose
+from tablesight.rules.observation import LocatedModel, LocatedTerrain, News
+from tablesight.vision.aruco import MarkerDetections, MarkerDetector
+from tablesight.vision.locate import Located, Placed, locate
+from tablesight.vision.sources import Frame
+from tablesight.vision.tablepose import PoseError, TablePose
+from tablesight.vision.tracking import Moved, Sighting, Tracker, TrackState
 
 #: A camera that moved more than this between two frames was bumped (inches).
 BUMP_IN = 0.25
@@ -77,7 +78,7 @@ class PoseHealth:
     where table.toml puts it (inches), the anchors left out because they disagree with the
     others (id, inches off), the anchors found turned from their stated heading (id,
     degrees counterclockwise), a line for each of those, and why the pose is not trusted
-    (empty when it is: see ``vision.tablepose``'s ``ANCHOR_OFF_IN`` and
+    (empty when it is: see ``tablesight.vision.tablepose``'s ``ANCHOR_OFF_IN`` and
     ``MAX_CORNER_ERROR_IN``)."""
 
     anchors_used: tuple[int, ...]
@@ -185,6 +186,11 @@ class Observer:
         self._placed: set[int] = set()
         #: Where each terrain piece was last placed (its centroid).
         self._terrain_at: dict[str, tuple[float, float]] = {}
+
+    @classmethod
+    def for_setup(cls, setup: Setup) -> Observer:
+        """A new eye on the table the user's files describe."""
+        return cls(setup.table, setup.roster, setup.camera, setup.terrain)
 
     def observe(self, frame: Frame) -> Observation:
         """What ``frame`` shows; a frame without enough anchors changes no track."""

@@ -24,8 +24,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.decodepool import WORKERS, NewestDecoder, Prepare, is_jpeg, read_ahead
-from vision.frame import Frame as Frame  # the frames a source gives
+from tablesight.vision.decodepool import WORKERS, NewestDecoder, Prepare, is_jpeg, read_ahead
+from tablesight.vision.frame import Frame as Frame  # the frames a source gives
 
 # A lost stream is reported once as "camera lost, retrying", not by FFmpeg on every retry,
 # and a camera that is not there is one line of ours, not OpenCV's "[ WARN ...]" lines.
@@ -83,7 +83,7 @@ class FileSource:
 
     def frames(self, prepare: Prepare | None = None) -> Iterator[Frame]:
         """Every frame in order; ``prepare`` runs on each picture of a video on the thread
-        that decoded it (see :func:`~vision.decodepool.read_ahead`)."""
+        that decoded it (see :func:`~tablesight.vision.decodepool.read_ahead`)."""
         if self.images:
             for index, name in enumerate(self.images):
                 image = cv2.imread(name)

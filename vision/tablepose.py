@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from calibration.camera import CameraModel
-from calibration.table import MM_PER_IN, Anchor, TableSpec
-from vision.aruco import MarkerDetections
+from tablesight.calibration.camera import CameraModel
+from tablesight.calibration.table import MM_PER_IN, Anchor, TableSpec
+from tablesight.vision.aruco import MarkerDetections
 
 
 class PoseError(ValueError):

@@ -2,8 +2,8 @@
 
 ``GET /api/state``, ``GET /api/events?since=``, ``GET /api/models/<id>``,
 ``GET /api/measure?a=&b=`` (or ``&x=&y=``), ``POST /api/phase``, ``POST /api/declare`` and
-``POST /api/flags/<id>``. A refusal is :mod:`webui.errors`' one shape; the game's own
-(an :class:`~rules.errors.InputError`) names the field at fault.
+``POST /api/flags/<id>``. A refusal is :mod:`tablesight.webui.errors`' one shape; the game's own
+(an :class:`~tablesight.rules.errors.InputError`) names the field at fault.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 
 from flask import Blueprint, Response, jsonify, request
 
-from rules.values import MAX_COORDINATE_IN, cut
-from webui.bodies import DeclareBody, FlagBody, PhaseBody, body
-from webui.errors import ApiError
-from webui.protocol import Refereed, game
+from tablesight.rules.values import MAX_COORDINATE_IN, cut
+from tablesight.webui.bodies import DeclareBody, FlagBody, PhaseBody, body
+from tablesight.webui.errors import ApiError
+from tablesight.webui.protocol import Refereed, game
 
 if TYPE_CHECKING:
-    from rules.session import Event
+    from tablesight.rules.session import Event
 
 api = Blueprint("api", __name__, url_prefix="/api")
 

@@ -1,18 +1,18 @@
 """The web UI: a thin Flask layer over a game (:class:`~webui.protocol.Refereed`: the live
-:class:`~vision.game.Game`, or a :class:`~vision.match.replay.Replay`).
+:class:`~tablesight.match.game.Game`, or a :class:`~tablesight.match.replay.Replay`).
 
 Views translate HTTP to calls on the game and back; the table's shapes and numbers come
-from the game (:mod:`rules.view`), never from here or from the browser's JavaScript.
+from the game (:mod:`tablesight.rules.view`), never from here or from the browser's JavaScript.
 The routes, by blueprint:
 
-- :mod:`webui.pages`: ``/`` (the table view with controls), ``/broadcast`` and
+- :mod:`tablesight.webui.pages`: ``/`` (the table view with controls), ``/broadcast`` and
   ``/overlay`` (for OBS);
-- :mod:`webui.api`: ``GET /api/state``, ``GET /api/events?since=``,
+- :mod:`tablesight.webui.api`: ``GET /api/state``, ``GET /api/events?since=``,
   ``GET /api/models/<id>``, ``GET /api/measure?a=&b=`` (or ``&x=&y=``),
   ``POST /api/phase``, ``POST /api/declare``, ``POST /api/flags/<id>``;
-- :mod:`webui.stream`: ``GET /api/stream`` (server-sent events: state and events, one
+- :mod:`tablesight.webui.stream`: ``GET /api/stream`` (server-sent events: state and events, one
   stream per page) and ``GET /video.mjpg`` (the camera picture, newest frame only);
-- :mod:`webui.replay`, for a replay (``create_app(replay, replay=replay)``): ``/replay``
+- :mod:`tablesight.webui.replay`, for a replay (``create_app(replay, replay=replay)``): ``/replay``
   (``/`` leads there), ``GET /api/replay``, ``POST /api/replay/seek`` and
   ``GET /replay/frame.jpg?t=``.
 
@@ -20,9 +20,9 @@ Every error is ``{"error": {"status", "field", "message"}}`` (:mod:`webui.errors
 ``token`` is set (the server listens beyond this machine), the POST routes need it in
 ``X-TableSight-Token`` (or ``?token=``); watching needs none. What is refused before a view
 runs (a foreign ``Host``, a control from another site, a stream beyond the caps) and the
-headers every answer carries (the Content-Security-Policy) are :mod:`webui.guard`'s.
+headers every answer carries (the Content-Security-Policy) are :mod:`tablesight.webui.guard`'s.
 
-JSON in and out is strict (:mod:`webui.jsonio`), and a body over ``MAX_BODY`` bytes is
+JSON in and out is strict (:mod:`tablesight.webui.jsonio`), and a body over ``MAX_BODY`` bytes is
 refused (413).
 """
 
@@ -32,17 +32,17 @@ from typing import TYPE_CHECKING
 
 from flask import Flask
 
-from webui import errors, guard
-from webui.api import api
-from webui.guard import StreamLimits, StreamSlots
-from webui.jsonio import MAX_BODY, StrictJSON
-from webui.pages import SETUP_URL, pages
-from webui.protocol import GAME, REPLAY, Refereed
-from webui.replay import replays
-from webui.stream import SLOTS, streams
+from tablesight.webui import errors, guard
+from tablesight.webui.api import api
+from tablesight.webui.guard import StreamLimits, StreamSlots
+from tablesight.webui.jsonio import MAX_BODY, StrictJSON
+from tablesight.webui.pages import SETUP_URL, pages
+from tablesight.webui.protocol import GAME, REPLAY, Refereed
+from tablesight.webui.replay import replays
+from tablesight.webui.stream import SLOTS, streams
 
 if TYPE_CHECKING:
-    from vision.match.replay import Replay
+    from tablesight.match.replay import Replay
 
 
 def guarded_app(
@@ -76,7 +76,7 @@ def create_app(
     """The Flask app for ``game``; ``setup_url``: the set-up page that started the game,
     which the table view links back to; ``token`` guards the controls when set; ``replay`` (the
     same object as ``game``) adds the replay viewer's routes; ``hosts``: the ``Host``
-    headers answered (``None``: any; :func:`webui.guard.allowed_hosts`); ``limits``: the
+    headers answered (``None``: any; :func:`tablesight.webui.guard.allowed_hosts`); ``limits``: the
     caps on open streams."""
     app = guarded_app(token, hosts, limits)
     app.extensions[GAME] = game

@@ -1,6 +1,6 @@
 """The JSON bodies the controls take, checked whole before anything is done: an unknown
 key, a wrong type or a value out of range is a 400 naming the field (and, for a choice,
-what is allowed). Ids, turns, rolls and times are the value types of :mod:`rules.values`,
+what is allowed). Ids, turns, rolls and times are the value types of :mod:`tablesight.rules.values`,
 checked as the files that say the same things are."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Any, TypeVar
 from flask import request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rules.errors import problem
-from rules.values import Id, Roll, Seconds, Turn, cut
-from webui.errors import ApiError
+from tablesight.rules.errors import problem
+from tablesight.rules.values import Id, Roll, Seconds, Turn, cut
+from tablesight.webui.errors import ApiError
 
 
 class Body(BaseModel):

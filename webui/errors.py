@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from flask import Flask, Response, jsonify
 from werkzeug.exceptions import HTTPException
 
-from rules.errors import InputError
+from tablesight.rules.errors import InputError
 
 
 class ApiError(Exception):

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 from flask import Response, request
 
-from webui.errors import ApiError
+from tablesight.webui.errors import ApiError
 
 #: What every page may load and run; framing is added per page.
 CSP = (

@@ -1,6 +1,6 @@
 """The hub's page and API (``tablesight hub``): a thin Flask layer over a
-:class:`~vision.broker.hub.Hub`, with the guards, the strict JSON and the one error shape
-of the game's app (:func:`webui.app.guarded_app`).
+:class:`~tablesight.tournament.hub.Hub`, with the guards, the strict JSON and the one error shape
+of the game's app (:func:`tablesight.webui.app.guarded_app`).
 
 The routes:
 
@@ -35,15 +35,15 @@ from collections.abc import Iterator
 
 from flask import Blueprint, Flask, Response, current_app, jsonify
 
-from vision.broker.hub import Hub, UnknownTable
-from webui.app import guarded_app
-from webui.bodies import fields
-from webui.errors import ApiError
-from webui.guard import StreamLimits
-from webui.jsonio import dumps
-from webui.pages import render_page
-from webui.serve import Server
-from webui.stream import KEEPALIVE_S, held
+from tablesight.tournament.hub import Hub, UnknownTable
+from tablesight.webui.app import guarded_app
+from tablesight.webui.bodies import fields
+from tablesight.webui.errors import ApiError
+from tablesight.webui.guard import StreamLimits
+from tablesight.webui.jsonio import dumps
+from tablesight.webui.pages import render_page
+from tablesight.webui.serve import Server
+from tablesight.webui.stream import KEEPALIVE_S, held
 
 #: Where the app keeps the hub, and whether its server stops.
 HUB = "tablesight.hub"

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from vision.game import Game
+    from tablesight.match.game import Game
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,14 @@
 """The pages: the table view, the broadcast and overlay pages for OBS, and the replay
 viewer's page. Each is a template (``templates/``, all extending ``base.html``) and its
-keyboard (:mod:`webui.keys`); the numbers on them come from the API."""
+keyboard (:mod:`tablesight.webui.keys`); the numbers on them come from the API."""
 
 from __future__ import annotations
 
 from flask import Blueprint, Response, current_app, redirect, render_template
 from werkzeug.wrappers import Response as BaseResponse
 
-from webui import keys
-from webui.protocol import REPLAY
+from tablesight.webui import keys
+from tablesight.webui.protocol import REPLAY
 
 pages = Blueprint("pages", __name__)
 

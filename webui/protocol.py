@@ -1,6 +1,6 @@
 """What the web UI asks of a game: the one protocol the live game and the replay share.
 
-:class:`vision.game.Game` (live) and :class:`vision.match.replay.Replay` (the moment a
+:class:`tablesight.match.game.Game` (live) and :class:`tablesight.match.replay.Replay` (the moment a
 recorded match is scrubbed to) both implement :class:`Refereed`; the views call nothing
 else. Every method is safe to call from any server thread: the game takes its own lock, so
 no view ever holds it.
@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from flask import current_app
 
 if TYPE_CHECKING:
-    from rules.session import Event
-    from vision.match.replay import Replay
+    from tablesight.match.replay import Replay
+    from tablesight.rules.session import Event
 
 #: Where the app keeps the game (``app.extensions``), and the replay when it serves one.
 GAME, REPLAY = "tablesight.game", "tablesight.replay"
@@ -38,7 +38,7 @@ class Refereed(Protocol):
     # -- what views show
 
     def state(self) -> dict[str, Any]:
-        """The table as views draw it (:func:`rules.view.describe`, with ``live`` and
+        """The table as views draw it (:func:`tablesight.rules.view.describe`, with ``live`` and
         ``camera``)."""
 
     def events_since(self, first_id: int) -> list[Event]:

@@ -1,4 +1,4 @@
-"""The replay viewer's routes, served with a :class:`~vision.match.replay.Replay`
+"""The replay viewer's routes, served with a :class:`~tablesight.match.replay.Replay`
 (which answers the rest of the API as a game does, for the moment it shows).
 
 ``GET /replay`` (the page), ``GET /api/replay`` (the footage, revisions and every event of
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, jsonify, request
 
-from webui import keys
-from webui.bodies import SeekBody, body
-from webui.errors import ApiError
-from webui.pages import render_page
-from webui.protocol import replay
+from tablesight.webui import keys
+from tablesight.webui.bodies import SeekBody, body
+from tablesight.webui.errors import ApiError
+from tablesight.webui.pages import render_page
+from tablesight.webui.protocol import replay
 
 replays = Blueprint("replay", __name__)
 

@@ -17,17 +17,17 @@ from typing import TYPE_CHECKING, Protocol
 from waitress import wasyncore
 from waitress.server import create_server
 
-from vision.game import Game
-from vision.match.replay import Replay
-from webui.app import create_app
-from webui.guard import API_THREADS, StreamLimits, allowed_hosts
+from tablesight.match.game import Game
+from tablesight.match.replay import Replay
+from tablesight.webui.app import create_app
+from tablesight.webui.guard import API_THREADS, StreamLimits, allowed_hosts
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
     from flask import Flask
 
 #: Makes the app a server answers, given its token, the ``Host`` headers it answers
-#: (:func:`webui.guard.allowed_hosts`) and its stream caps.
+#: (:func:`tablesight.webui.guard.allowed_hosts`) and its stream caps.
 AppFactory = Callable[[str | None, frozenset[str] | None, StreamLimits], "Flask"]
 
 

@@ -1,6 +1,6 @@
 """The set-up page's web app (``tablesight setup``): a thin Flask layer over a
-:class:`~vision.setupsession.TableSetup`, with the guards, the strict JSON and the one
-error shape of the game's app (:func:`webui.app.create_app`).
+:class:`~tablesight.setup.session.TableSetup`, with the guards, the strict JSON and the one
+error shape of the game's app (:func:`tablesight.webui.app.create_app`).
 
 The routes:
 
@@ -34,14 +34,14 @@ from flask import Blueprint, Flask, Response, current_app, jsonify, redirect, re
 from jinja2 import TemplateNotFound
 from werkzeug.wrappers import Response as BaseResponse
 
-from vision.setupsession import TableSetup
-from webui.app import guarded_app
-from webui.bodies import fields
-from webui.errors import ApiError
-from webui.guard import StreamLimits
-from webui.pages import render_page
-from webui.serve import Server
-from webui.stream import KEEPALIVE_S, held, newest_pictures
+from tablesight.setup.session import TableSetup
+from tablesight.webui.app import guarded_app
+from tablesight.webui.bodies import fields
+from tablesight.webui.errors import ApiError
+from tablesight.webui.guard import StreamLimits
+from tablesight.webui.pages import render_page
+from tablesight.webui.serve import Server
+from tablesight.webui.stream import KEEPALIVE_S, held, newest_pictures
 
 #: Where the app keeps the set-up and its stream slots (``app.extensions``).
 SETUP = "tablesight.setup"

@@ -31,10 +31,10 @@ from typing import Any, Protocol, runtime_checkable
 
 from flask import Blueprint, Response, current_app, request
 
-from webui.api import since
-from webui.guard import StreamSlots
-from webui.jsonio import dumps
-from webui.protocol import Refereed, game
+from tablesight.webui.api import since
+from tablesight.webui.guard import StreamSlots
+from tablesight.webui.jsonio import dumps
+from tablesight.webui.protocol import Refereed, game
 
 #: Most state messages per second on one stream (events go with the next one).
 STATE_HZ = 5.0
@@ -47,7 +47,7 @@ STATE_POLL_S = 0.01
 #: part only once the next one has begun.
 PART = b"--frame\r\nContent-Type: image/jpeg\r\n\r\n"
 
-#: Where the app keeps its :class:`~webui.guard.StreamSlots` (``app.extensions``).
+#: Where the app keeps its :class:`~tablesight.webui.guard.StreamSlots` (``app.extensions``).
 SLOTS = "tablesight.streams"
 
 streams = Blueprint("streams", __name__)
@@ -74,7 +74,7 @@ def video() -> Response:
 
 def held(body: Iterator[Any], **options: Any) -> Response:
     """A stream's response, holding one of the client's stream slots until it ends (a 503
-    when there is none left: :class:`~webui.guard.StreamSlots`)."""
+    when there is none left: :class:`~tablesight.webui.guard.StreamSlots`)."""
     slots: StreamSlots = current_app.extensions[SLOTS]
     give_back = slots.take(request.remote_addr or "")
     try:
@@ -96,7 +96,7 @@ class Posed(Protocol):
     """A game that has its models' poses frame by frame (the live game; a replay has not)."""
 
     def poses(self) -> dict[str, Any] | None:
-        """The newest frame's light message (:meth:`vision.game.Game.poses`)."""
+        """The newest frame's light message (:meth:`tablesight.match.game.Game.poses`)."""
 
     def wait_for_news(self, version: int, frame: tuple[int, int] | None, timeout: float) -> int:
         """Until the version or the newest poses move on (``Game.wait_for_news``)."""

@@ -8,8 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from calibration.camera import BoardSpec, CalibrationError, CameraModel, calibrate, read_views
-from rules.errors import InputError
+from tablesight.calibration.camera import (
+    BoardSpec,
+    CalibrationError,
+    CameraModel,
+    calibrate,
+    read_views,
+)
+from tablesight.rules.errors import InputError
 
 # OpenCV's sample calibration from exactly these four photos (opencv_reference_calibration.yml)
 REF_FX, REF_FY, REF_CX, REF_CY = 452.5107, 456.7671, 317.7030, 277.7516

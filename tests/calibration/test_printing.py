@@ -23,8 +23,8 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.dictionaries import dictionary_id
-from calibration.printing import (
+from tablesight.calibration.dictionaries import dictionary_id
+from tablesight.calibration.printing import (
     CUT_LINE_MM,
     FOOTER_MM,
     MARGIN_MM,
@@ -37,7 +37,7 @@ from calibration.printing import (
     markers_per_page,
     roster_sheet,
 )
-from rules.geometry import Base
+from tablesight.rules.geometry import Base
 
 POPPLER = all(shutil.which(tool) for tool in ("pdftoppm", "pdfinfo", "pdftotext"))
 needs_poppler = pytest.mark.skipif(
@@ -559,6 +559,6 @@ def test_charuco_sheet_errors(tmp_path: Path) -> None:
 
 
 def test_docstring_examples() -> None:
-    result = doctest.testmod(importlib.import_module("calibration.printing"))
+    result = doctest.testmod(importlib.import_module("tablesight.calibration.printing"))
     assert result.attempted > 0
     assert result.failed == 0

@@ -8,11 +8,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from calibration.camera import CameraModel
-from calibration.table import Anchor, TableSpec, marker_corners
-from rules.errors import InputError
-from vision.aruco import MarkerDetections
-from vision.tablepose import PoseError, TablePose
+from tablesight.calibration.camera import CameraModel
+from tablesight.calibration.table import Anchor, TableSpec, marker_corners
+from tablesight.rules.errors import InputError
+from tablesight.vision.aruco import MarkerDetections
+from tablesight.vision.tablepose import PoseError, TablePose
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """Helpers for the hand-checked referee scenarios (tests/rules/test_judge_*.py).
 
 Scenarios are written as the JSON a user would give ``tablesight check`` and judged through
-``rules.scenario.Scenario.from_json``. Bases default to 25.4 mm round bases: 1" across,
+``tablesight.rules.scenario.Scenario.from_json``. Bases default to 25.4 mm round bases: 1" across,
 radius 0.5", so edge-to-edge gaps are centre distances minus 1" and hand arithmetic stays
 simple. The helpers come as one fixture, ``kit``, because test modules cannot import
 a conftest under ``--import-mode=importlib``.
@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 from shapely.geometry import MultiPoint
 
-from rules.referee import Referee
-from rules.scenario import Scenario
-from rules.verdict import Finding, Verdict
+from tablesight.rules.referee import Referee
+from tablesight.rules.scenario import Scenario
+from tablesight.rules.verdict import Finding, Verdict
 
 #: A 25.4 mm round base: 1" across, radius 0.5".
 INCH_BASE = {"shape": "round", "diameter_mm": 25.4}

@@ -7,14 +7,14 @@ import json
 
 import pytest
 
-from rules.coherency import in_coherency
-from rules.geometry import Base, Pose
-from rules.referee import Referee
-from rules.ruleset import CoherencyRules, load_ruleset
-from rules.scenario import Scenario
-from rules.scene import Model, Table
-from rules.session import Session
-from rules.view import describe
+from tablesight.rules.coherency import in_coherency
+from tablesight.rules.geometry import Base, Pose
+from tablesight.rules.referee import Referee
+from tablesight.rules.ruleset import CoherencyRules, load_ruleset
+from tablesight.rules.scenario import Scenario
+from tablesight.rules.scene import Model, Table
+from tablesight.rules.session import Session
+from tablesight.rules.view import describe
 
 GAME = "cosmic-combat-revised"  # coherency: 1 in horizontally and 6 in vertically
 INCH = Base.round(25.4)  # 1 in across: the gap is the centre distance less 1 in

@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from rules.declaration import DeclarationError, check_declaration
-from rules.errors import InputError
-from rules.geometry import Base, Pose
-from rules.ruleset import load_ruleset
-from rules.scenario import Scenario
-from rules.scene import Model, Table
-from rules.session import Session
+from tablesight.rules.declaration import DeclarationError, check_declaration
+from tablesight.rules.errors import InputError
+from tablesight.rules.geometry import Base, Pose
+from tablesight.rules.ruleset import load_ruleset
+from tablesight.rules.scenario import Scenario
+from tablesight.rules.scene import Model, Table
+from tablesight.rules.session import Session
 
 ROSTER = ("a", "b", "e")
 

@@ -8,18 +8,18 @@ import importlib
 import pytest
 
 MODULES = [
-    "rules.geometry",
-    "rules.pathing",
-    "rules.ruleset",
-    "rules.grid",
-    "rules.squares",
-    "rules.coherency",
-    "rules.declaration",
-    "calibration.dictionaries",
-    "rules.observation",
-    "rules.view",
-    "calibration.printing",
-    "vision.tracking",
+    "tablesight.rules.geometry",
+    "tablesight.rules.pathing",
+    "tablesight.rules.ruleset",
+    "tablesight.rules.grid",
+    "tablesight.rules.squares",
+    "tablesight.rules.coherency",
+    "tablesight.rules.declaration",
+    "tablesight.calibration.dictionaries",
+    "tablesight.rules.observation",
+    "tablesight.rules.view",
+    "tablesight.calibration.printing",
+    "tablesight.vision.tracking",
 ]
 
 

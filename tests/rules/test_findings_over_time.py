@@ -12,11 +12,11 @@ import json
 
 import pytest
 
-from rules.geometry import Base, Pose
-from rules.ruleset import load_ruleset
-from rules.scene import Model, Table
-from rules.session import WHEN_OTHERS_MOVE, Session
-from rules.verdict import RULE_NAMES
+from tablesight.rules.geometry import Base, Pose
+from tablesight.rules.ruleset import load_ruleset
+from tablesight.rules.scene import Model, Table
+from tablesight.rules.session import WHEN_OTHERS_MOVE, Session
+from tablesight.rules.verdict import RULE_NAMES
 
 INCH = Base.round(25.4)
 

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from shapely.geometry import Polygon
 
-from rules.geometry import (
+from tablesight.rules.geometry import (
     CIRCLE_SEGMENTS,
     FINE_SEGMENTS,
     MM_PER_IN,

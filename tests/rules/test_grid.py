@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from rules.errors import InputError
-from rules.referee import referee_for
-from rules.scenario import Scenario
-from rules.squares import Grid, squares_crossed
-from rules.verdict import Verdict
+from tablesight.rules.errors import InputError
+from tablesight.rules.referee import referee_for
+from tablesight.rules.scenario import Scenario
+from tablesight.rules.squares import Grid, squares_crossed
+from tablesight.rules.verdict import Verdict
 
 BASE = {"shape": "round", "diameter_mm": 25}
 

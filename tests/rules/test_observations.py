@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from rules.observation import LocatedModel, LocatedTerrain
-from rules.referee import referee_for
-from rules.scenario import Scenario
-from rules.session import Event, Session
+from tablesight.rules.observation import LocatedModel, LocatedTerrain
+from tablesight.rules.referee import referee_for
+from tablesight.rules.scenario import Scenario
+from tablesight.rules.session import Event, Session
 
 GAME = "cosmic-combat-revised"
 INCH_BASE = {"shape": "round", "diameter_mm": 25.4}

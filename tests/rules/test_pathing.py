@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from shapely import affinity
 from shapely.geometry import LineString, Point, Polygon, box
 
-from rules.geometry import circle, inflate
-from rules.pathing import Obstacle, Path, Region, shortest_path
+from tablesight.rules.geometry import circle, inflate
+from tablesight.rules.pathing import Obstacle, Path, Region, shortest_path
 
 XY = tuple[float, float]
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from rules.errors import InputError
-from rules.referee import referee_for
-from rules.ruleset import Ruleset, available, load_ruleset
-from rules.scenario import Scenario
-from rules.verdict import RULE_NAMES, is_rule_name
+from tablesight.rules.errors import InputError
+from tablesight.rules.referee import referee_for
+from tablesight.rules.ruleset import Ruleset, available, load_ruleset
+from tablesight.rules.scenario import Scenario
+from tablesight.rules.verdict import RULE_NAMES, is_rule_name
 
 RULES = Path(__file__).resolve().parents[2] / "rules"
 SCENARIOS = RULES.parent / "samples" / "scenarios"
@@ -113,7 +113,7 @@ def test_mypy_catches_a_misspelt_rule_name(tmp_path):
     snippet.write_text(
         textwrap.dedent(
             """
-            from rules.verdict import Finding, Findings
+            from tablesight.rules.verdict import Finding, Findings
 
             Findings().flag("movment", "a", "moved too far")
             Finding("control_zone", "a", "in a zone")

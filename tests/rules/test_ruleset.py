@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from rules.errors import InputError
-from rules.ruleset import Ruleset, available, load_ruleset
+from tablesight.rules.errors import InputError
+from tablesight.rules.ruleset import Ruleset, available, load_ruleset
 
 GOOD = """
 name = "test-game"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from rules.geometry import Base, Pose
-from rules.ruleset import load_ruleset
-from rules.scene import Model, Table
-from rules.session import Session
+from tablesight.rules.geometry import Base, Pose
+from tablesight.rules.ruleset import load_ruleset
+from tablesight.rules.scene import Model, Table
+from tablesight.rules.session import Session
 
 
 def game(name: str = "trench-crusade") -> Session:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from rules.values import (
+from tablesight.rules.values import (
     Coordinate,
     Degrees,
     Distance,

@@ -6,11 +6,11 @@ import math
 
 import pytest
 
-from rules.geometry import Base, Pose
-from rules.ruleset import load_ruleset
-from rules.scene import Model, Table
-from rules.session import Session
-from rules.view import closest_points, describe, flag_caption, measure, neighbours
+from tablesight.rules.geometry import Base, Pose
+from tablesight.rules.ruleset import load_ruleset
+from tablesight.rules.scene import Model, Table
+from tablesight.rules.session import Session
+from tablesight.rules.view import closest_points, describe, flag_caption, measure, neighbours
 
 INCH = Base.round(25.4)
 

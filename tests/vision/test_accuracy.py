@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from vision.rig.accuracy import measure
+from tablesight.rig.accuracy import measure
 
 #: Each test here renders views of a table and calibrates a camera from them.
 pytestmark = pytest.mark.slow

@@ -15,13 +15,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from calibration.camera import CameraModel
-from calibration.table import Anchor, TableKeys, TableSpec
-from vision.aruco import MarkerDetections, MarkerDetector
-from vision.locate import marker_poses
-from vision.rig.synth import PinholeCamera, PlacedMarker, Shot, render_table
-from vision.sources import Frame
-from vision.tablepose import TablePose
+from tablesight.calibration.camera import CameraModel
+from tablesight.calibration.table import Anchor, TableKeys, TableSpec
+from tablesight.rig.synth import PinholeCamera, PlacedMarker, Shot, render_table
+from tablesight.vision.aruco import MarkerDetections, MarkerDetector
+from tablesight.vision.locate import marker_poses
+from tablesight.vision.sources import Frame
+from tablesight.vision.tablepose import TablePose
 
 AT = [(1.5, 1.5), (42.5, 1.5), (42.5, 28.5), (1.5, 28.5)]
 CAMERA = PinholeCamera.looking_at((22, -14, 30), (22, 14, 0))

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from calibration.dictionaries import DictionaryError, dictionary_id
-from vision.aruco import MarkerDetections, MarkerDetector
+from tablesight.calibration.dictionaries import DictionaryError, dictionary_id
+from tablesight.vision.aruco import MarkerDetections, MarkerDetector
 
 # OpenCV's own tests expect exactly these ids in singlemarkersoriginal.jpg.
 OPENCV_IDS = [23, 40, 62, 98, 124, 203]

@@ -11,11 +11,11 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.aruco import MarkerDetector
-from vision.decodepool import DetectAhead, NewestDecoder, read_ahead
-from vision.rig.poolbench import packets as read_packets
-from vision.rig.webcam import timed_pictures
-from vision.sources import FileSource
+from tablesight.rig.poolbench import packets as read_packets
+from tablesight.rig.webcam import timed_pictures
+from tablesight.vision.aruco import MarkerDetector
+from tablesight.vision.decodepool import DetectAhead, NewestDecoder, read_ahead
+from tablesight.vision.sources import FileSource
 
 
 def _clip(path: Path, n: int = 20, fourcc: str = "MJPG") -> Path:

@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.rig.synth import PinholeCamera, PlacedMarker, Shot, render_table
+from tablesight.rig.synth import PinholeCamera, PlacedMarker, Shot, render_table
 
 TABLE = """
 [table]

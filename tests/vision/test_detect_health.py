@@ -9,7 +9,7 @@ from pathlib import Path
 import cv2
 import pytest
 
-from vision.rig.synth import PinholeCamera, PlacedMarker, Shot, render_table
+from tablesight.rig.synth import PinholeCamera, PlacedMarker, Shot, render_table
 
 AT = [(0, 1.5, 1.5), (1, 42.5, 1.5), (2, 42.5, 28.5), (3, 1.5, 28.5)]
 TABLE = '[table]\nwidth_in = 44\ndepth_in = 30\ndictionary = "4x4_50"\n'

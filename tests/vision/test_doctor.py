@@ -20,7 +20,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.rig.synth import PinholeCamera, PlacedMarker, Shot, render_table
+from tablesight.rig.synth import PinholeCamera, PlacedMarker, Shot, render_table
 
 CAMERA = PinholeCamera.looking_at((22.0, -14.0, 30.0), (22.0, 14.0, 0.0))
 ANCHORS = [(0, 1.5, 1.5), (1, 42.5, 1.5), (2, 42.5, 28.5), (3, 1.5, 28.5)]

@@ -1,6 +1,6 @@
 """Markers that drop out for a frame or two are not news; a model unseen for a second is.
 
-A rendered clip (``vision.rig.footage``): a still model's marker is washed out by a glint
+A rendered clip (``tablesight.rig.footage``): a still model's marker is washed out by a glint
 for 1, 2 and 3 frames at a time, before and after a knock of the tripod (as a camera
 settling after a bump loses a marker now and then), and a second model's marker for 36
 frames (1.2 s). The detector really misses them in those pictures; the tracker holds each
@@ -15,16 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from calibration.camera import CameraModel
-from rules.errors import InputError
-from rules.ruleset import load_ruleset
-from rules.scene import Table
-from rules.session import Event, Session
-from vision import observe
-from vision.observe import HIDDEN_S, LOST_S, Observer
-from vision.rig.footage import Bump, Flicker, Storyboard, frames
-from vision.rig.storyboard_file import load_storyboard
-from vision.roster import profile
+from tablesight.calibration.camera import CameraModel
+from tablesight.calibration.roster import profile
+from tablesight.rig.footage import Bump, Flicker, Storyboard, frames
+from tablesight.rig.storyboard_file import load_storyboard
+from tablesight.rules.errors import InputError
+from tablesight.rules.ruleset import load_ruleset
+from tablesight.rules.scene import Table
+from tablesight.rules.session import Event, Session
+from tablesight.vision import observe
+from tablesight.vision.observe import HIDDEN_S, LOST_S, Observer
 
 pytestmark = pytest.mark.slow
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import cv2
 import pytest
 
-from vision.rig.synth import PinholeCamera, PlacedMarker, Shot, render_table
+from tablesight.rig.synth import PinholeCamera, PlacedMarker, Shot, render_table
 
 MM = 25.4
 TABLE = """

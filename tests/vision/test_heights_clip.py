@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from vision.rig.footage import write_video
-from vision.rig.storyboard_file import load_storyboard
+from tablesight.rig.footage import write_video
+from tablesight.rig.storyboard_file import load_storyboard
 
 pytestmark = pytest.mark.slow
 

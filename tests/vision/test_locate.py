@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from calibration.camera import CameraModel
-from calibration.table import TableSpec, marker_corners
-from rules.errors import InputError
-from vision.aruco import MarkerDetections
-from vision.locate import locate
-from vision.roster import load_roster, load_terrain
-from vision.tablepose import TablePose
+from tablesight.calibration.camera import CameraModel
+from tablesight.calibration.roster import load_roster, load_terrain
+from tablesight.calibration.table import TableSpec, marker_corners
+from tablesight.rules.errors import InputError
+from tablesight.vision.aruco import MarkerDetections
+from tablesight.vision.locate import locate
+from tablesight.vision.tablepose import TablePose
 
 ROSTER = """
 [[models]]

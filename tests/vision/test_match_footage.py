@@ -1,6 +1,6 @@
 """A Necromunda match on rendered footage: hands move models, hover over them, knock the tripod.
 
-``necromunda_match.toml`` (beside this file) is rendered by ``vision.rig.footage`` at 1280 x 720,
+``necromunda_match.toml`` (beside this file) is rendered by ``rig.footage`` at 1280 x 720,
 run through the pipeline and a session whose movement phase starts at the first frame,
 and what the referee says is checked against numbers worked out by hand from the
 storyboard. The footage is rendered once for the module and refereed twice: as
@@ -18,22 +18,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from calibration.camera import CameraModel
-from calibration.table import MM_PER_IN
-from rules.errors import InputError
-from rules.geometry import Pose
-from rules.ruleset import load_ruleset
-from rules.scene import Table
-from rules.session import Event, Session
-from vision.aruco import MarkerDetector
-from vision.observe import HIDDEN_S, Observer
-from vision.rig import footage
-from vision.rig.footage import REACH_S, Bump, Cover, Move, Storyboard, frames, write_video
-from vision.rig.storyboard_file import load_storyboard
-from vision.rig.synth import PlacedMarker, render_table
-from vision.rig.webcam import pictures as read_pictures
-from vision.roster import profile
-from vision.tracking import Tracker
+from tablesight.calibration.camera import CameraModel
+from tablesight.calibration.roster import profile
+from tablesight.calibration.table import MM_PER_IN
+from tablesight.rig import footage
+from tablesight.rig.footage import REACH_S, Bump, Cover, Move, Storyboard, frames, write_video
+from tablesight.rig.storyboard_file import load_storyboard
+from tablesight.rig.synth import PlacedMarker, render_table
+from tablesight.rig.webcam import pictures as read_pictures
+from tablesight.rules.errors import InputError
+from tablesight.rules.geometry import Pose
+from tablesight.rules.ruleset import load_ruleset
+from tablesight.rules.scene import Table
+from tablesight.rules.session import Event, Session
+from tablesight.vision.aruco import MarkerDetector
+from tablesight.vision.observe import HIDDEN_S, Observer
+from tablesight.vision.tracking import Tracker
 
 #: The tests here render and referee a whole storyboard.
 pytestmark = pytest.mark.slow

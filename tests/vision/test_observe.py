@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vision.sources import Frame
+from tablesight.vision.sources import Frame
 
 
 def test_a_match_in_frames(footage, two_model_referee):
@@ -33,7 +33,7 @@ def test_a_match_in_frames(footage, two_model_referee):
 
 
 def test_centre_uncertainty_from_pose_fit_and_marker_size():
-    from vision.observe import centre_sigma_in
+    from tablesight.vision.observe import centre_sigma_in
 
     # a 25.4 mm (1 in) marker 40 px wide; a pose fit of 0.8 px: 0.8 / 40 / 2 = 0.01 in
     square = np.array([[0, 0], [40, 0], [40, 40], [0, 40]], dtype=float)
@@ -94,9 +94,9 @@ def test_run_plays_a_file_like_a_camera_with_the_same_events(match_files, tables
 def test_analyze_records_a_match_that_replays_to_the_same_events(match_files, tablesight, tmp_path):
     import json
 
-    from rules.session import Event
-    from vision.match.reader import Match
-    from vision.setup import Setup
+    from tablesight.calibration.setup import Setup
+    from tablesight.match.reader import Match
+    from tablesight.rules.session import Event
 
     video, args = match_files
     db = tmp_path / "match.db"

@@ -12,8 +12,8 @@ import math
 
 import pytest
 
-from calibration.table import MM_PER_IN
-from vision.rig.occlusion import GOOD_IN, PLACEMENTS, camera_for, layout, measure_camera
+from tablesight.calibration.table import MM_PER_IN
+from tablesight.rig.occlusion import GOOD_IN, PLACEMENTS, camera_for, layout, measure_camera
 
 UHD = (3840, 2160)
 

@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.sources import FileSource, LiveSource, SourceError, open_source
+from tablesight.vision.sources import FileSource, LiveSource, SourceError, open_source
 
 
 def picture(number: int, size: tuple[int, int] = (320, 240)) -> np.ndarray:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from vision.match.reader import Match
-from vision.rig.synth import PinholeCamera
-from vision.rig.throughput import (
+from tablesight.match.reader import Match
+from tablesight.rig.synth import PinholeCamera
+from tablesight.rig.throughput import (
     ANALYZE,
     ANALYZE_UNRECORDED,
     BASELINE,

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from vision.tracking import Sighting, Tracker, TrackState
+from tablesight.vision.tracking import Sighting, Tracker, TrackState
 
 FPS = 30.0
 

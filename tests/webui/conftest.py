@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from calibration.camera import CameraModel
-from rules.ruleset import load_ruleset
-from vision.setup import Setup
+from tablesight.calibration.camera import CameraModel
+from tablesight.calibration.setup import Setup
+from tablesight.rules.ruleset import load_ruleset
 
 #: Playwright cannot download its browsers here: it drives Debian's.
 CHROMIUM = "/usr/bin/chromium"
@@ -114,8 +114,8 @@ def played_game(footage, setup, tmp_path):
     the events ``phase_started``, ``model_moved``, ``violation`` (id 2)."""
     import cv2
 
-    from vision.game import Game
-    from vision.sources import FileSource, Frame
+    from tablesight.match.game import Game
+    from tablesight.vision.sources import FileSource, Frame
 
     _, pics = footage
     cv2.imwrite(str(tmp_path / "0.png"), pics["start"])
@@ -128,9 +128,9 @@ def played_game(footage, setup, tmp_path):
 @pytest.fixture(scope="module")
 def recorded_match(setup, match_files, tmp_path_factory) -> Path:
     """The 30-frame clip (``match_files``) recorded by a game, with its video beside it."""
-    from vision.game import Game
-    from vision.match.writer import MatchWriter
-    from vision.sources import FileSource
+    from tablesight.match.game import Game
+    from tablesight.match.writer import MatchWriter
+    from tablesight.vision.sources import FileSource
 
     video, _ = match_files
     db = tmp_path_factory.mktemp("recorded") / "match.db"

@@ -9,9 +9,9 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.game import Game
-from vision.sources import FileSource, Frame
-from webui.app import create_app
+from tablesight.match.game import Game
+from tablesight.vision.sources import FileSource, Frame
+from tablesight.webui.app import create_app
 
 
 @pytest.fixture

@@ -21,8 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vision.match.replay import Replay
-from webui.app import create_app
+from tablesight.match.replay import Replay
+from tablesight.webui.app import create_app
 
 pytestmark = pytest.mark.slow
 
@@ -160,8 +160,8 @@ def apps(footage, setup, recorded_match, tmp_path_factory):
     """The live game's app and a replay's app, and the count of requests each route got."""
     import cv2
 
-    from vision.game import Game
-    from vision.sources import FileSource, Frame
+    from tablesight.match.game import Game
+    from tablesight.vision.sources import FileSource, Frame
 
     _, pics = footage
     folder = tmp_path_factory.mktemp("fuzz")

@@ -25,10 +25,10 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.game import Game
-from vision.sources import FileSource
-from webui.serve import Server
-from webui.stream import STATE_HZ
+from tablesight.match.game import Game
+from tablesight.vision.sources import FileSource
+from tablesight.webui.serve import Server
+from tablesight.webui.stream import STATE_HZ
 
 pytestmark = pytest.mark.browser
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -340,7 +340,7 @@ def test_keyboard_help_and_m_starts_a_movement_phase(open_page, server):
 
 def test_events_told_while_the_stream_waits_all_reach_the_page(open_page, server, monkeypatch):
     # a state at most every 2 s, so that the last two presses below surely fall in one wait
-    monkeypatch.setattr("webui.stream.STATE_HZ", 0.5)
+    monkeypatch.setattr("tablesight.webui.stream.STATE_HZ", 0.5)
     page = open_page("/")
     wait_until_quiet(page, server, idle_s=2.5)
     started = page.locator("#events li[data-kind=phase_started]")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from webui.serve import Server
+from tablesight.webui.serve import Server
 
 pytestmark = pytest.mark.browser
 sync_api = pytest.importorskip("playwright.sync_api")

@@ -20,8 +20,8 @@ import urllib.request
 
 import pytest
 
-from vision.match.replay import Replay
-from webui.serve import Server
+from tablesight.match.replay import Replay
+from tablesight.webui.serve import Server
 
 pytestmark = pytest.mark.browser
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -42,8 +42,8 @@ def live(footage, setup, hostile, tmp_path_factory, browser):
     """The clip's long move refereed, served with hostile names."""
     import cv2
 
-    from vision.game import Game
-    from vision.sources import FileSource, Frame
+    from tablesight.match.game import Game
+    from tablesight.vision.sources import FileSource, Frame
 
     _, pics = footage
     folder = tmp_path_factory.mktemp("hostile")
@@ -222,8 +222,8 @@ def guarded(footage, setup, browser, tmp_path_factory):
     as ``--host 0.0.0.0`` would ask for."""
     import cv2
 
-    from vision.game import Game
-    from vision.sources import FileSource, Frame
+    from tablesight.match.game import Game
+    from tablesight.vision.sources import FileSource, Frame
 
     _, pics = footage
     folder = tmp_path_factory.mktemp("guarded")

@@ -1,4 +1,4 @@
-"""The hub's API over real HTTP (``webui.hub.hub_server`` on a free port) on a real
+"""The hub's API over real HTTP (``tablesight.webui.hub.hub_server`` on a free port) on a real
 Mosquitto, fed by a test client publishing the contract's messages as tables would: the
 list's shape and values, one table's details, the refusals naming their fields, a
 decision arriving at its table as a command, the stream following the list, and the
@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from vision.broker import messages
-from vision.broker.hub import Hub
-from vision.broker.link import BrokerLink
-from vision.rig.tablevoices import TableVoices, flag
-from webui.hub import hub_server
+from tablesight.rig.tablevoices import TableVoices, flag
+from tablesight.tournament import messages
+from tablesight.tournament.hub import Hub
+from tablesight.tournament.link import BrokerLink
+from tablesight.webui.hub import hub_server
 
 WAIT_S = 10.0
 #: Every table in the list has at least these keys.

@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 
-from vision.broker import messages
-from vision.broker.hub import Hub
-from vision.broker.link import BrokerLink
-from vision.rig.tablevoices import TableVoices
-from vision.rig.tablevoices import flag as base_flag
-from webui.hub import hub_server
+from tablesight.rig.tablevoices import TableVoices
+from tablesight.rig.tablevoices import flag as base_flag
+from tablesight.tournament import messages
+from tablesight.tournament.hub import Hub
+from tablesight.tournament.link import BrokerLink
+from tablesight.webui.hub import hub_server
 
 pytestmark = pytest.mark.browser
 sync_api = pytest.importorskip("playwright.sync_api")

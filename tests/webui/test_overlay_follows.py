@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from vision.sources import Frame
-from webui.serve import Server
+from tablesight.vision.sources import Frame
+from tablesight.webui.serve import Server
 
 pytestmark = pytest.mark.browser
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -41,7 +41,7 @@ CENTRE = """() => {
 
 @pytest.fixture
 def server(played_game, monkeypatch):
-    monkeypatch.setattr("webui.stream.STATE_HZ", 1 / 60)
+    monkeypatch.setattr("tablesight.webui.stream.STATE_HZ", 1 / 60)
     s = Server(played_game, port=0).start()
     yield s
     played_game.stop()

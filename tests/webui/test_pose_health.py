@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import cv2
 
-from vision.game import Game
-from vision.sources import FileSource, Frame
-from webui.app import create_app
+from tablesight.match.game import Game
+from tablesight.vision.sources import FileSource, Frame
+from tablesight.webui.app import create_app
 
 
 def test_state_carries_the_pose_health(footage, setup, tmp_path):

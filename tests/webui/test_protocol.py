@@ -13,12 +13,12 @@ from pathlib import Path
 import cv2
 import pytest
 
-from vision.game import Game
-from vision.match.replay import Replay
-from vision.sources import FileSource, Frame
-from webui import keys
-from webui.app import create_app
-from webui.protocol import Refereed
+from tablesight.match.game import Game
+from tablesight.match.replay import Replay
+from tablesight.vision.sources import FileSource, Frame
+from tablesight.webui import keys
+from tablesight.webui.app import create_app
+from tablesight.webui.protocol import Refereed
 
 WEBUI = Path(__file__).resolve().parents[2] / "webui"
 #: What a view would take to hold a game still: its lock, or the condition over it.

@@ -11,9 +11,9 @@ import re
 
 import pytest
 
-from vision.match.replay import Replay
-from webui.app import MAX_BODY, create_app
-from webui.guard import StreamLimits, StreamSlots, allowed_hosts
+from tablesight.match.replay import Replay
+from tablesight.webui.app import MAX_BODY, create_app
+from tablesight.webui.guard import StreamLimits, StreamSlots, allowed_hosts
 
 #: The tests here start real servers and send hundreds of malformed requests.
 pytestmark = pytest.mark.slow
@@ -222,6 +222,6 @@ def test_a_stream_beyond_the_cap_is_a_503_and_its_slot_comes_back(played_game):
     ],
 )
 def test_nesting_is_read_without_parsing(text, depth):
-    from webui.jsonio import nesting
+    from tablesight.webui.jsonio import nesting
 
     assert nesting(text) == depth

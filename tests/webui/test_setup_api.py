@@ -18,16 +18,16 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.rig.accuracy import scene_camera
-from vision.rig.poolbench import packets as read_packets
-from vision.rig.setuptable import ANCHORS, CORNERS_IN, WALL, wait_for
-from vision.rig.setuptable import MODEL as BASE_MODEL
-from vision.rig.synth import PlacedMarker, render_table
-from vision.rig.webcam import write_frames
-from vision.setup import Setup
-from vision.setupsession import HELD, TableSetup
-from webui.setup import create_setup_app, setup_server
-from webui.stream import PART
+from tablesight.calibration.setup import Setup
+from tablesight.rig.accuracy import scene_camera
+from tablesight.rig.poolbench import packets as read_packets
+from tablesight.rig.setuptable import ANCHORS, CORNERS_IN, WALL, wait_for
+from tablesight.rig.setuptable import MODEL as BASE_MODEL
+from tablesight.rig.synth import PlacedMarker, render_table
+from tablesight.rig.webcam import write_frames
+from tablesight.setup.session import HELD, TableSetup
+from tablesight.webui.setup import create_setup_app, setup_server
+from tablesight.webui.stream import PART
 
 #: The same model, its marker 16 mm across.
 MODEL = {**BASE_MODEL, "marker_size_mm": 16}

@@ -35,15 +35,15 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.camera import calibrate
-from calibration.table import MM_PER_IN
-from vision.decodepool import read_ahead
-from vision.rig.accuracy import scene_camera
-from vision.rig.charuco import board_corners_in, board_on_table, random_charuco_views
-from vision.rig.synth import PlacedMarker, render_table
-from vision.rig.webcam import write_frames
-from vision.setup import Setup
-from vision.setupsession import BOARD
+from tablesight.calibration.camera import calibrate
+from tablesight.calibration.setup import Setup
+from tablesight.calibration.table import MM_PER_IN
+from tablesight.rig.accuracy import scene_camera
+from tablesight.rig.charuco import board_corners_in, board_on_table, random_charuco_views
+from tablesight.rig.synth import PlacedMarker, render_table
+from tablesight.rig.webcam import write_frames
+from tablesight.setup.session import BOARD
+from tablesight.vision.decodepool import read_ahead
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 sync_api = pytest.importorskip("playwright.sync_api")

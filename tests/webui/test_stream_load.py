@@ -21,8 +21,8 @@ import time
 
 import pytest
 
-from webui.guard import StreamLimits
-from webui.serve import Server
+from tablesight.webui.guard import StreamLimits
+from tablesight.webui.serve import Server
 
 #: The test here holds 200 real connections open.
 pytestmark = pytest.mark.slow
@@ -36,7 +36,7 @@ GREEDY = "127.0.0.2"
 @pytest.fixture
 def server(played_game, monkeypatch):
     # a closed client is noticed at the next write: soon, so that slots come back quickly
-    monkeypatch.setattr("webui.stream.KEEPALIVE_S", 0.5)
+    monkeypatch.setattr("tablesight.webui.stream.KEEPALIVE_S", 0.5)
     web = Server(played_game, "127.0.0.1", 0).start()
     yield web
     played_game.stop()

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from vision.sources import Frame
-from webui.app import create_app
+from tablesight.vision.sources import Frame
+from tablesight.webui.app import create_app
 
 #: Long enough for any machine to send a message; a stream that never sends it fails.
 WAIT_S = 20.0
@@ -70,7 +70,7 @@ def ganger(poses: dict[str, Any]) -> list[Any]:
 
 
 def test_every_frame_has_its_poses_message(played_game, footage, monkeypatch):
-    monkeypatch.setattr("webui.stream.STATE_HZ", 1 / 60)  # the first state only
+    monkeypatch.setattr("tablesight.webui.stream.STATE_HZ", 1 / 60)  # the first state only
     _, pics = footage
     reader = Reader(played_game)
     try:

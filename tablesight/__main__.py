@@ -1,0 +1,5 @@
+"""``python -m tablesight``: the command line."""
+
+from tablesight.cli import main
+
+main()

@@ -1,0 +1,161 @@
+"""A game being refereed: controls, a lost model, a lost camera."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from tablesight.calibration.camera import CameraModel
+from tablesight.calibration.setup import Setup
+from tablesight.match.game import Game
+from tablesight.rules.errors import InputError
+from tablesight.rules.ruleset import load_ruleset
+from tablesight.vision.sources import FileSource, Frame, LiveSource
+
+
+@pytest.fixture
+def setup(footage, two_model_table, two_model_roster):
+    camera, _ = footage
+    lens = CameraModel((1920, 1080), camera.camera_matrix, camera.dist_coeffs)
+    return Setup(
+        "necromunda", load_ruleset("necromunda"), two_model_table, two_model_roster, [], lens
+    )
+
+
+def test_controls(setup, tmp_path):
+    (tmp_path / "x.png").write_bytes(b"")
+    game = Game(setup, FileSource(str(tmp_path)), auto_phase=False)
+    assert setup.sides == ["red", "blue"]
+    assert [e.kind for e in game.start_phase(side="blue")] == ["phase_started"]
+    assert (game.session.turn, game.session.side) == (1, "blue")
+    events = game.next_turn()
+    assert [e.kind for e in events] == ["phase_ended", "phase_started"]
+    assert events[1].message == "turn 2: movement, blue moving"
+    assert game.next_side() == "red"
+    with pytest.raises(InputError, match="side: unknown side 'green'"):
+        game.set_side("green")
+    heard = []
+    game.listen(heard.append)
+    game.end_phase()
+    assert [e.kind for e in heard] == ["phase_ended"]
+    assert game.end_phase() == []  # no phase: nothing to end
+
+
+def test_a_model_unseen_for_long_is_lost_once(setup, footage):
+    _, pics = footage
+    game = Game(setup, FileSource(str(_folder_of_one(pics["start"]))))
+    kinds = []
+    game.listen(lambda e: kinds.append((e.kind, e.model)))
+    for k in range(10):
+        game.process(Frame(pics["start"], k / 30, k))
+    # the ganger is gone for 12 s, seen every 2 s: hidden at once, lost after 10 s, once
+    for k, t in enumerate(range(1, 13, 2)):
+        game.process(Frame(pics["hand"], 10 / 30 + t, 10 + k))
+    assert kinds == [
+        ("phase_started", None),
+        ("model_hidden", "ganger"),
+        ("model_lost", "ganger"),
+    ]
+    lost = game.session.events[-1]
+    assert lost.measured == pytest.approx(11 + 1 / 30, abs=0.04)
+    assert "kept where it was last seen at (10.0" in lost.message
+
+
+def _folder_of_one(image):
+    import tempfile
+    from pathlib import Path
+
+    import cv2
+
+    folder = Path(tempfile.mkdtemp())
+    cv2.imwrite(str(folder / "0.png"), image)
+    return folder
+
+
+@pytest.mark.slow
+def test_a_dead_stream_is_a_lost_camera_and_retried(setup):
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    source = LiveSource(f"http://127.0.0.1:{port}/video", retry_s=(0.05, 0.1))
+    game = Game(setup, source)
+    heard = []
+    game.listen(heard.append)
+    game.start()
+    import time
+
+    deadline = time.monotonic() + 10
+    while not heard and time.monotonic() < deadline:
+        time.sleep(0.05)
+    status = game.status
+    game.stop()
+    assert [(e.kind, e.message) for e in heard] == [("camera_lost", "camera lost, retrying")]
+    assert status == "camera lost, retrying"
+    assert game.status == "ended"
+
+
+def test_a_square_grid_game_is_judged_in_squares():
+    from tablesight.calibration.roster import RosterModel
+    from tablesight.calibration.table import Anchor, TableKeys, TableSpec
+    from tablesight.rules.geometry import Pose
+    from tablesight.rules.scenario import GridIn, RoundBase
+
+    table = TableSpec(
+        table=TableKeys(width_in=30, depth_in=20, dictionary="4x4_50"),
+        anchors=[Anchor(id=0, x_in=1, y_in=1, size_mm=40)],
+        grid=GridIn(square_in=1.25, origin=(2.0, 1.0)),
+    )
+    crew = RosterModel(
+        id="pilot",
+        side="crew",
+        base=RoundBase(shape="round", diameter_mm=25),
+        movement=4,
+        marker=5,
+        marker_size_mm=20,
+    )
+    setup = Setup("battlestations", load_ruleset("battlestations"), table, [crew], [], None)
+    session = setup.session()
+    assert session.grid is not None and session.grid.square_in == 1.25
+    session.seen("pilot", Pose(2.6, 1.6))  # the middle of square (0, 0)
+    session.start_phase(0, 0)
+    # 6 squares along the row (7.5 in), of a move of 4 squares
+    events = session.moved(1, 30, "pilot", Pose(2.6 + 7.5, 1.6))
+    [flag] = [e for e in events if e.kind == "violation"]
+    assert (flag.rule, flag.measured, flag.limit) == ("movement", 6, 4)
+
+
+SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "necromunda"
+
+
+def test_terrain_seen_by_the_camera_reaches_the_referee():
+    import cv2
+
+    setup = Setup.load(
+        "necromunda",
+        SAMPLE / "table.toml",
+        SAMPLE / "roster.toml",
+        SAMPLE / "terrain.toml",
+        SAMPLE / "camera.toml",
+    )
+    capture = cv2.VideoCapture(str(SAMPLE / "match.mp4"))
+    ok, image = capture.read()
+    capture.release()
+    assert ok
+    game = Game(setup, FileSource(str(SAMPLE / "match.mp4")))
+    game.process(Frame(image, 0.0, 0))
+    pieces = {t.id: t for t in game.session.terrain}
+    assert set(pieces) == {"bulkhead", "promethium-tanks", "rubble"}
+    # the bulkhead: a 5 x 1 in wall whose marker lies at (16.5, 16.5), heading 0
+    wall = pieces["bulkhead"]
+    assert wall.polygon.area == pytest.approx(5.0, abs=0.05)
+    assert (wall.polygon.centroid.x, wall.polygon.centroid.y) == (
+        pytest.approx(16.5, abs=0.03),
+        pytest.approx(16.5, abs=0.03),
+    )
+    assert wall.height_in == 3 and wall.keywords == {"impassable"}
+    # seen again in the next frame, a piece that has not moved is not placed again
+    before = game.session.terrain
+    game.process(Frame(image, 1 / 10, 1))
+    assert game.session.terrain is before
