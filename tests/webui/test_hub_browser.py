@@ -159,7 +159,7 @@ def test_a_judge_dismisses_a_flag_from_the_hub(hall, pages, wait_ms):
     # the table takes it, and its retained flags say so
     tables.publish("charlie", messages.ANSWERS, {"command": command["id"], "ok": True})
     expect(answer).to_contain_text("charlie took it", timeout=LIVE_MS)
-    # as a table records a hub judge's decision (vision/broker/publisher.py)
+    # as a table records a hub judge's decision (tournament/publisher.py)
     decided = flag(4, "violation", "krotos", decision="dismiss", by="hub:Ann Judge")
     decided["note"] = "base on the line"
     tables.flags("charlie", "gc", [decided, CHARLIE_FLAGS[1]])
