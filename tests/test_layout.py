@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import pkgutil
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -263,12 +264,16 @@ def test_rules_imports_neither_cv2_nor_flask() -> None:
 def test_the_wheel_installs_one_name(tmp_path: Path) -> None:
     """Built as a user's pip builds it, the wheel's top-level names are the product's own
     and its samples' data: no generic ``rules`` or ``vision`` lands in site-packages."""
+    leftover = REPO / "build"  # pip builds in the tree; what it leaves there goes with it
+    kept = leftover.exists()
     built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(REPO)],
         capture_output=True,
         text=True,
         timeout=300,
     )
+    if not kept:
+        shutil.rmtree(leftover, ignore_errors=True)
     assert built.returncode == 0, built.stderr[-2000:]
     (wheel,) = tmp_path.glob("tablesight-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
