@@ -58,6 +58,28 @@ def shared_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
+def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The product's wheel, built from the checkout as a user's pip builds it (the build
+    backend from the package index); pip builds in the tree, and what it leaves there
+    (``build/``) goes with it."""
+    repo = Path(__file__).resolve().parent.parent
+    out = tmp_path_factory.mktemp("wheel")
+    leftover = repo / "build"
+    kept = leftover.exists()
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(repo)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if not kept:
+        shutil.rmtree(leftover, ignore_errors=True)
+    assert built.returncode == 0, built.stdout + built.stderr[-2000:]
+    (wheel,) = out.glob("tablesight-*.whl")
+    return wheel
+
+
+@pytest.fixture(scope="session")
 def tablesight_command() -> list[str]:
     """How to start ``tablesight``: the script on the PATH, or the module."""
     exe = shutil.which("tablesight")
