@@ -153,6 +153,28 @@ class CameraModel:
     def principal_point(self) -> tuple[float, float]:
         return float(self.camera_matrix[0, 2]), float(self.camera_matrix[1, 2])
 
+    def scaled_to(self, width: int, height: int) -> CameraModel:
+        """The same camera with its pictures scaled to ``width`` x ``height`` pixels (a
+        video recorded smaller than the camera's pictures, say): the focal lengths and the
+        principal point scale with the picture, the distortion (in normalised coordinates)
+        does not. Itself at its own size.
+
+        >>> k = np.array([[1000.0, 0, 960], [0, 1000, 540], [0, 0, 1]])
+        >>> CameraModel((1920, 1080), k, np.zeros(5)).scaled_to(960, 540).camera_matrix
+        array([[500.,   0., 480.],
+               [  0., 500., 270.],
+               [  0.,   0.,   1.]])
+        """
+        if (width, height) == tuple(self.image_size):
+            return self
+        if width <= 0 or height <= 0:
+            raise ValueError(
+                f"CameraModel.scaled_to: expected a picture size, got {width}x{height}"
+            )
+        sx, sy = width / self.image_size[0], height / self.image_size[1]
+        matrix = np.asarray(self.camera_matrix, dtype=float) * [[sx], [sy], [1.0]]
+        return CameraModel((width, height), matrix, self.dist_coeffs)
+
     def undistort(self, pixels: np.ndarray) -> np.ndarray:
         """Distorted pixels (N, 2) to normalised image coordinates (N, 2): rays (x, y, 1)."""
         pts = np.asarray(pixels, dtype=float).reshape(-1, 1, 2)

@@ -125,3 +125,19 @@ def test_calibrates_from_a_video(shared_dir: Path, tmp_path: Path) -> None:
     assert len(result.used) == 4
     assert sum(why == "a duplicate of an earlier view" for why in result.rejected.values()) == 8
     assert abs(result.camera.fx - REF_FX) / REF_FX < 0.02
+
+
+def test_a_camera_scaled_to_smaller_pictures_scales_its_intrinsics_not_its_distortion():
+    k = np.array([[1400.0, 0.0, 960.0], [0.0, 1380.0, 540.0], [0.0, 0.0, 1.0]])
+    dist = np.array([-0.2, 0.05, 0.001, -0.001, 0.0])
+    camera = CameraModel((1920, 1080), k, dist, rms_px=0.3)
+    half = camera.scaled_to(960, 540)
+    assert half.image_size == (960, 540)
+    assert half.camera_matrix.tolist() == [[700.0, 0.0, 480.0], [0.0, 690.0, 270.0], [0, 0, 1]]
+    assert half.dist_coeffs is camera.dist_coeffs
+    # a pixel's ray is the same in the picture and in its scaled copy
+    ray = camera.undistort(np.array([[1500.0, 300.0]]))
+    assert half.undistort(np.array([[750.0, 150.0]])) == pytest.approx(ray)
+    assert camera.scaled_to(1920, 1080) is camera
+    with pytest.raises(ValueError, match="expected a picture size, got 0x540"):
+        camera.scaled_to(0, 540)
