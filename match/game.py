@@ -16,6 +16,7 @@ to its listeners (the terminal printer, each web page's stream, the recorder) in
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -29,8 +30,8 @@ from tablesight.match.writer import MatchWriter
 from tablesight.rules.errors import InputError
 from tablesight.rules.session import Event
 from tablesight.rules.view import describe, flags, measure, neighbours
-from tablesight.vision.decodepool import DetectAhead
 from tablesight.vision.observe import Observation, Observer, PoseHealth
+from tablesight.vision.sight import detect
 from tablesight.vision.sources import FileSource, Frame, LiveSource
 from tablesight.vision.tablepose import TablePose
 
@@ -269,16 +270,15 @@ class Game:
             self._tell([])
 
     def _frames(self) -> Iterator[Frame]:
-        # markers are detected on the source's decode threads, ahead of process()
-        ahead = DetectAhead(lambda: self.observer)
-        ahead.install()
+        """The source's frames, each with its markers found on the thread that decoded it
+        (ahead of :meth:`process`)."""
+        markers = functools.partial(detect, dictionary=self.setup.table.table.dictionary)
         if isinstance(self.source, LiveSource):
-            yield from self.source.frames(timeout_s=CAMERA_TIMEOUT_S, prepare=ahead.prepare)
+            yield from self.source.frames(timeout_s=CAMERA_TIMEOUT_S, detect=markers)
             return
         self.status = "playing" if self.paced else "analyzing"
         began = time.monotonic()
-        for frame in self.source.frames(prepare=ahead.prepare):
-            ahead.install()  # a game started over has an observer of its own
+        for frame in self.source.frames(detect=markers):
             if self.paced:
                 due = frame.t / self.speed
                 self._stop.wait(max(0.0, due - (time.monotonic() - began)))

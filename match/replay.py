@@ -59,7 +59,6 @@ from typing import Any, BinaryIO
 import cv2
 import numpy as np
 
-from tablesight.calibration.camera import CameraModel
 from tablesight.match.reader import FrameRow, Match, untrusted
 from tablesight.match.viewstate import StateCache
 from tablesight.rules.errors import InputError
@@ -67,8 +66,7 @@ from tablesight.rules.referee import referee_for
 from tablesight.rules.session import FLAG_KINDS, Event, Session
 from tablesight.rules.verdict import MoveReport
 from tablesight.rules.view import describe, measure, neighbours
-from tablesight.vision.aruco import MarkerDetector
-from tablesight.vision.tablepose import PoseError, TablePose
+from tablesight.vision.sight import sight
 
 log = logging.getLogger("tablesight.replay")
 
@@ -322,7 +320,6 @@ class Replay:
         self._tracks: dict[str, str] = {}
         self._state = StateCache(self.lock)
         self._mappings: OrderedDict[int, dict[str, Any] | None] = OrderedDict()
-        self._detector = MarkerDetector(self.setup.table.table.dictionary)
         path = match.video
         if path is not None:
             try:
@@ -608,16 +605,10 @@ class Replay:
     def _solve(self, image: np.ndarray) -> dict[str, Any] | None:
         h, w = image.shape[:2]
         camera = self.setup.camera
-        if camera is not None and tuple(camera.image_size) != (w, h):
-            # the video was scaled from the camera's pictures: so are the intrinsics
-            sx, sy = w / camera.image_size[0], h / camera.image_size[1]
-            matrix = np.asarray(camera.camera_matrix, dtype=float) * [[sx], [sy], [1.0]]
-            camera = CameraModel((w, h), matrix, camera.dist_coeffs)
-        try:
-            pose = TablePose.solve(self._detector.detect(image), self.setup.table, camera)
-        except PoseError:
-            return None
-        return pose.for_views((w, h))
+        if camera is not None:  # the video may be scaled from the camera's pictures
+            camera = camera.scaled_to(w, h)
+        pose = sight(image, self.setup.table, camera).pose
+        return None if pose is None else pose.for_views((w, h))
 
     # -- controls -----------------------------------------------------------------------------
 

@@ -40,7 +40,8 @@ from tablesight.calibration.table import TableSpec
 from tablesight.match.writer import MatchWriter
 from tablesight.rules.ruleset import load_ruleset
 from tablesight.rules.session import Event
-from tablesight.vision.decodepool import WORKERS, Decoded, DetectAhead, NewestDecoder, _work, decode
+from tablesight.vision.decodepool import WORKERS, Decoded, NewestDecoder, _work, decode
+from tablesight.vision.sight import detect
 from tablesight.vision.sources import Frame
 
 
@@ -133,6 +134,12 @@ def decode_only(data: list[np.ndarray], start: int, count: int, workers: int) ->
     return seg
 
 
+def _markers(pipeline: Any) -> Callable[[np.ndarray], Any]:
+    """The pipeline's marker detection, run on the decode threads (as the game runs it)."""
+    dictionary = pipeline.observer.table.table.dictionary
+    return lambda picture: detect(picture, dictionary)
+
+
 def analyze(
     data: list[np.ndarray],
     start: int,
@@ -146,8 +153,7 @@ def analyze(
     """Every frame in order, decoded and detected ahead on ``workers`` threads; the rest
     of ``process`` and ``record`` here; ``finish`` (the record closed) timed with it."""
     seg = Segment(frames=count)
-    ahead = DetectAhead(lambda: pipeline.observer)
-    ahead.install()
+    markers = _markers(pipeline)
     pending: deque[Future[Decoded | None]] = deque()
     depth = 2 * workers
     cpu0, t0 = time.process_time(), time.perf_counter()
@@ -158,7 +164,7 @@ def analyze(
             while submitted < count and len(pending) < depth:
                 packet = data[(start + submitted) % len(data)]
                 t = (start + submitted) / fps
-                pending.append(pool.submit(_work, start + submitted, t, packet, ahead.prepare))
+                pending.append(pool.submit(_work, start + submitted, t, packet, markers))
                 submitted += 1
             decoded = pending.popleft().result()
             assert decoded is not None
@@ -188,9 +194,7 @@ def live(
     """``count`` frames arriving at ``fps`` into a :class:`NewestDecoder`; each taken is
     processed and recorded here. ``dropped``: frames that arrived and were never taken."""
     seg = Segment()
-    ahead = DetectAhead(lambda: pipeline.observer)
-    ahead.install()
-    decoder = NewestDecoder(workers, prepare=ahead.prepare)
+    decoder = NewestDecoder(workers, detect=_markers(pipeline))
     arrived_at: dict[int, float] = {}
     finished = threading.Event()
 

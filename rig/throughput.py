@@ -65,6 +65,7 @@ import cv2
 import numpy as np
 
 import tablesight.vision.observe as pipeline_module
+import tablesight.vision.sight as sight_module
 from tablesight.calibration.camera import CameraModel
 from tablesight.calibration.dictionaries import dictionary_id
 from tablesight.calibration.roster import RosterModel, profile
@@ -348,7 +349,7 @@ class Pipeline:
 
     def __init__(self, observer: Observer, session: Session) -> None:
         self.observer, self.session = observer, session
-        self.detector, self.tracker = observer.detector, observer.tracker
+        self.tracker = observer.tracker
 
         self.observation: Any = None
 
@@ -380,23 +381,20 @@ class _StageClock:
 
 @contextmanager
 def _clocked(pipeline: Pipeline, clock: _StageClock) -> Iterator[None]:
-    """Time the stages of ``pipeline.process`` in place: its detector and tracker, and
-    the pose solve and ``locate`` it calls (all restored afterwards)."""
-    pose_class, locate = pipeline_module.TablePose, pipeline_module.locate
-    timed = {
-        "TablePose": SimpleNamespace(solve=clock.timed("pose", pose_class.solve)),
-        "locate": clock.timed("map", locate),
-    }
-    setattr(pipeline.detector, "detect", clock.timed("detect", pipeline.detector.detect))  # noqa: B010
+    """Time the stages of ``pipeline.process`` in place: the detection and pose solve its
+    sight calls, its ``locate`` and its tracker (all restored afterwards)."""
+    detect, pose_class, locate = sight_module.detect, sight_module.TablePose, pipeline_module.locate
+    setattr(sight_module, "detect", clock.timed("detect", detect))  # noqa: B010
+    pose = SimpleNamespace(solve=clock.timed("pose", pose_class.solve))
+    setattr(sight_module, "TablePose", pose)  # noqa: B010
+    setattr(pipeline_module, "locate", clock.timed("map", locate))  # noqa: B010
     setattr(pipeline.tracker, "update", clock.timed("track", pipeline.tracker.update))  # noqa: B010
-    for name, stand_in in timed.items():
-        setattr(pipeline_module, name, stand_in)
     try:
         yield
     finally:
-        del pipeline.detector.detect
         del pipeline.tracker.update
-        setattr(pipeline_module, "TablePose", pose_class)  # noqa: B010
+        setattr(sight_module, "detect", detect)  # noqa: B010
+        setattr(sight_module, "TablePose", pose_class)  # noqa: B010
         setattr(pipeline_module, "locate", locate)  # noqa: B010
 
 

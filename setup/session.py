@@ -62,11 +62,12 @@ from tablesight.setup.steps import (
     seen_markers,
     write_files,
 )
-from tablesight.vision.aruco import MarkerDetections, MarkerDetector
+from tablesight.vision.aruco import MarkerDetections
 from tablesight.vision.frame import Frame
 from tablesight.vision.observe import PoseHealth
+from tablesight.vision.sight import sight
 from tablesight.vision.sources import FileSource, LiveSource, SourceError, open_source
-from tablesight.vision.tablepose import PoseError, TablePose
+from tablesight.vision.tablepose import TablePose
 
 #: Most pictures a second offered as calibration views.
 OFFER_HZ = 4.0
@@ -367,8 +368,7 @@ class TableSetup:
         """A new picture: its markers found, and the table pose solved on them."""
         with self._lock:
             dictionary, proposal, camera = self._dictionary, self._proposal, self._camera
-        markers = _detect(frame, dictionary)
-        pose, health = _live_pose(markers, proposal, camera)
+        markers, pose, health = _sight(frame, dictionary, proposal, camera)
         with self._changed:
             self._count += 1
             self._seen = Seen(self._count, frame, markers, dictionary)
@@ -535,7 +535,11 @@ class TableSetup:
                 f"the camera was calibrated at {camera.image_size[0]}x{camera.image_size[1]}, "
                 f"the pictures are {w}x{h}: calibrate again, or load the camera.toml for it",
             )
-        markers = seen.markers if seen.dictionary == dictionary else _detect(seen.frame, dictionary)
+        markers = (
+            seen.markers
+            if seen.dictionary == dictionary
+            else sight(seen.frame.gray, None, dictionary=dictionary).detections
+        )
         try:
             proposal = propose_anchors(
                 (width_in, depth_in),  # type: ignore[arg-type]
@@ -751,32 +755,19 @@ class TableSetup:
         return list(out.values())
 
 
-#: Each thread's detectors, by dictionary (gone with the thread).
-_local = threading.local()
-
-
-def _detect(frame: Frame, dictionary: str) -> MarkerDetections:
-    """The frame's markers, with one detector per dictionary and thread (the player's
-    every picture, a request's now and then), made once, not a picture at a time."""
-    own: dict[str, MarkerDetector] = _local.__dict__.setdefault("detectors", {})
-    detector = own.get(dictionary)
-    if detector is None:
-        detector = own[dictionary] = MarkerDetector(dictionary, frame.size)
-    return detector.detect(frame.gray)
-
-
-def _live_pose(
-    markers: MarkerDetections, proposal: AnchorProposal | None, camera: CameraModel | None
-) -> tuple[TablePose | None, PoseHealth | None]:
-    """The table pose the proposed anchors give on a picture's markers, and its health
-    (a pose that cannot be solved: no pose, and why)."""
-    if proposal is None or not proposal.anchors:
-        return None, None
-    try:
-        pose = TablePose.solve(markers, proposal.table, camera)
-    except PoseError as exc:
-        return None, PoseHealth((), 0.0, problem=str(exc))
-    return pose, PoseHealth.of(pose)
+def _sight(
+    frame: Frame, dictionary: str, proposal: AnchorProposal | None, camera: CameraModel | None
+) -> tuple[MarkerDetections, TablePose | None, PoseHealth | None]:
+    """A picture's markers, the table pose the proposed anchors give on them, and its
+    health (none without proposed anchors; a pose that cannot be solved: no pose, and
+    why)."""
+    table = proposal.table if proposal is not None and proposal.anchors else None
+    seen = sight(frame.gray, table, camera, dictionary=dictionary)
+    if table is None:
+        return seen.detections, None, None
+    if seen.pose is None:
+        return seen.detections, None, PoseHealth((), 0.0, problem=seen.why)
+    return seen.detections, seen.pose, PoseHealth.of(seen.pose)
 
 
 def _tape(tape: object) -> dict[int, Tape] | None:

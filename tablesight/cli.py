@@ -124,10 +124,9 @@ def detect(
 
     from tablesight.calibration.setup import load_table_files
     from tablesight.rules.errors import InputError
-    from tablesight.vision.aruco import MarkerDetector
     from tablesight.vision.locate import locate
     from tablesight.vision.observe import PoseHealth
-    from tablesight.vision.tablepose import PoseError, TablePose
+    from tablesight.vision.sight import sight
 
     if not image.exists():
         fail(f"{image}: no such file")
@@ -138,7 +137,7 @@ def detect(
         if table_path is None:
             if dictionary is None:
                 fail("detect: give --table table.toml, or --dictionary to list markers in pixels")
-            found = MarkerDetector(dictionary).detect(frame)
+            found = sight(frame, None, dictionary=dictionary).detections
             result: dict[str, object] = {
                 "markers": [
                     {
@@ -154,15 +153,16 @@ def detect(
             table, roster, terrain, camera = load_table_files(
                 table_path, roster_path, terrain_path, camera_path
             )
-            found = MarkerDetector(table.table.dictionary).detect(frame)
-            pose = TablePose.solve(found, table, camera)
-            if not pose.healthy:
-                fail(f"{image}: the table pose is not trusted: {pose.problem}")
-            result = locate(found, table, pose, roster, terrain).to_dict()
-            result["health"] = PoseHealth.of(pose).to_dict()
+            seen = sight(frame, table, camera)
+            if seen.pose is None:
+                fail(f"{image}: {seen.why}")
+            if not seen.pose.healthy:
+                fail(f"{image}: the table pose is not trusted: {seen.pose.problem}")
+            result = locate(seen.detections, table, seen.pose, roster, terrain).to_dict()
+            result["health"] = PoseHealth.of(seen.pose).to_dict()
     except InputError as exc:
         fail(str(exc))
-    except (PoseError, ValueError) as exc:
+    except ValueError as exc:
         fail(f"{image}: {exc}")
     if as_json:
         click.echo(json.dumps(result, indent=2))

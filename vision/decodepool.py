@@ -3,15 +3,16 @@
 Motion JPEG (what webcams send and what match videos hold) is a sequence of independent
 JPEG pictures: one capture reads the compressed pictures (``CAP_PROP_FORMAT = -1``, no
 decoding) and a pool of threads decodes them with ``cv2.imdecode``, which, like
-``detectMarkers``, lets go of the GIL, so the threads run on separate cores. Each worker
-can also ``prepare`` the picture it decoded (detect its markers) before handing it over.
+``detectMarkers``, lets go of the GIL, so the threads run on separate cores. Given a
+``detect`` stage (a picture in, its :class:`~tablesight.vision.aruco.MarkerDetections`
+out, such as ``functools.partial(vision.sight.detect, dictionary=...)``), each worker also
+finds the markers of the picture it decoded, and they travel on with it: in
+:attr:`Decoded.detections`, then in the :class:`~tablesight.vision.frame.Frame`'s.
 
 * :func:`read_ahead`: every frame of a file, decoded ahead and handed over in order;
 * :class:`NewestDecoder`: a live camera's frames, decoded as they arrive; when every
   worker is busy, only the newest frame waits (older ones are dropped and counted), and
-  frames come out in the order they arrived;
-* :class:`DetectAhead`: an observer's markers detected on the pool, looked up by
-  ``Observer.observe`` as if it detected them itself.
+  frames come out in the order they arrived.
 
 A video whose frames are not JPEG pictures (H.264, say) is decoded by ``cv2.VideoCapture``
 on a reader thread of its own, one frame ahead of processing. Pictures decoded here come
@@ -21,44 +22,44 @@ at the same corners.
 
 from __future__ import annotations
 
-import copy
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
 
 import cv2
 import numpy as np
 
-from tablesight.vision.aruco import MarkerDetector
+from tablesight.vision.aruco import MarkerDetections
 from tablesight.vision.frame import Frame
 
-#: Threads that decode (and prepare) frames: the cores of a small machine.
+#: Threads that decode frames (and find their markers): the cores of a small machine.
 WORKERS = 2
 #: Frames decoded ahead of the one being processed, per worker.
 AHEAD_PER_WORKER = 2
 
-Prepare = Callable[[np.ndarray], Any]
+#: A picture's markers found: run on the thread that decoded it.
+Detect = Callable[[np.ndarray], MarkerDetections]
 
 
 @dataclass(frozen=True)
 class Decoded:
-    """One decoded frame: its number, time (seconds), its picture in grey, what ``prepare``
-    made of that, and either the JPEG ``packet`` it was decoded from or, for a video that
-    is not Motion JPEG, its colour ``image``."""
+    """One decoded frame: its number, time (seconds), its picture in grey, the markers
+    ``detect`` found in it (``None`` without one), and either the JPEG ``packet`` it was
+    decoded from or, for a video that is not Motion JPEG, its colour ``image``."""
 
     index: int
     t: float
     gray: np.ndarray
-    prepared: Any = None
+    detections: MarkerDetections | None = None
     packet: np.ndarray | None = None
     image: np.ndarray | None = None
 
     def frame(self) -> Frame:
-        """As a :class:`~vision.frame.Frame` (colour decoded from the packet when asked)."""
-        return Frame(self.image, self.t, self.index, self.packet, self.gray)
+        """As a :class:`~vision.frame.Frame` with its markers (colour decoded from the
+        packet when asked)."""
+        return Frame(self.image, self.t, self.index, self.packet, self.gray, self.detections)
 
 
 def is_jpeg(packet: np.ndarray | None) -> bool:
@@ -80,22 +81,22 @@ def decode(packet: np.ndarray, flags: int = cv2.IMREAD_COLOR) -> np.ndarray:
     return image
 
 
-def _work(index: int, t: float, packet: np.ndarray, prepare: Prepare | None) -> Decoded | None:
+def _work(index: int, t: float, packet: np.ndarray, detect: Detect | None) -> Decoded | None:
     """A packet decoded to grey (all detection needs; colour is decoded from the packet
-    when a view asks) and prepared; ``None`` for one that is not a picture (a frame cut
+    when a view asks) and its markers found; ``None`` for one that is not a picture (a frame cut
     short or garbled, as a camera's stream gives when it hiccups): skipped, not fatal."""
     try:
         gray = decode(packet, cv2.IMREAD_GRAYSCALE)
     except ValueError:
         return None
-    prepared = prepare(gray) if prepare is not None else None
-    return Decoded(index, t, gray, prepared, packet=packet)
+    found = detect(gray) if detect is not None else None
+    return Decoded(index, t, gray, found, packet=packet)
 
 
-def _picture(index: int, t: float, image: np.ndarray, prepare: Prepare | None) -> Decoded:
-    """A picture decoded already (by ``cv2.VideoCapture``), prepared from its grey."""
+def _picture(index: int, t: float, image: np.ndarray, detect: Detect | None) -> Decoded:
+    """A picture decoded already (by ``cv2.VideoCapture``), its markers found on its grey."""
     gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
-    return Decoded(index, t, gray, prepare(gray) if prepare is not None else None, image=image)
+    return Decoded(index, t, gray, detect(gray) if detect is not None else None, image=image)
 
 
 def _open_raw(path: str) -> tuple[cv2.VideoCapture, np.ndarray] | None:
@@ -115,16 +116,16 @@ def _open_raw(path: str) -> tuple[cv2.VideoCapture, np.ndarray] | None:
 def read_ahead(
     path: str,
     workers: int = WORKERS,
-    prepare: Prepare | None = None,
+    detect: Detect | None = None,
     ahead: int | None = None,
 ) -> Iterator[Decoded]:
     """Every frame of the video file ``path``, in order, decoded ``ahead`` frames ahead
-    (default ``AHEAD_PER_WORKER`` per worker) on ``workers`` threads; each prepared by
-    ``prepare`` on the thread that decoded it."""
+    (default ``AHEAD_PER_WORKER`` per worker) on ``workers`` threads; each with the
+    markers ``detect`` found in it on the thread that decoded it."""
     ahead = ahead if ahead is not None else max(1, workers) * AHEAD_PER_WORKER
     opened = _open_raw(path)
     if opened is None:
-        yield from _read_sequential(path, prepare, ahead)
+        yield from _read_sequential(path, detect, ahead)
         return
     capture, first = opened
     fps = capture.get(cv2.CAP_PROP_FPS) or 30.0
@@ -144,7 +145,7 @@ def read_ahead(
                     break
                 msec = capture.get(cv2.CAP_PROP_POS_MSEC)
                 t = msec / 1000.0 if msec > 0 else index / fps
-                pending.append(pool.submit(_work, index, t, packet.copy(), prepare))
+                pending.append(pool.submit(_work, index, t, packet.copy(), detect))
                 index += 1
             if pending:
                 done = pending.popleft().result()
@@ -157,7 +158,7 @@ def read_ahead(
         capture.release()
 
 
-def _read_sequential(path: str, prepare: Prepare | None, ahead: int) -> Iterator[Decoded]:
+def _read_sequential(path: str, detect: Detect | None, ahead: int) -> Iterator[Decoded]:
     """A video that is not MJPG: ``cv2.VideoCapture`` decodes it on a thread of its own."""
     capture = cv2.VideoCapture(path)
     fps = capture.get(cv2.CAP_PROP_FPS) or 30.0
@@ -176,7 +177,7 @@ def _read_sequential(path: str, prepare: Prepare | None, ahead: int) -> Iterator
                     break
                 msec = capture.get(cv2.CAP_PROP_POS_MSEC)
                 t = msec / 1000.0 if msec > 0 else index / fps
-                item: object = _picture(index, t, image, prepare)
+                item: object = _picture(index, t, image, detect)
                 while not slots.acquire(timeout=0.1):
                     if stop.is_set():
                         return
@@ -221,12 +222,13 @@ class NewestDecoder:
     (counted in :attr:`dropped`). :meth:`take` gives decoded frames in the order they
     arrived; of those decoded and not yet taken, at most one per worker is kept (the
     oldest is dropped): the referee sees every frame it can keep up with, a frame at most
-    a few periods old, and never one older than a frame it has seen.
+    a few periods old, and never one older than a frame it has seen. With ``detect``, each
+    frame's markers are found on the thread that decoded it and come with it.
     """
 
-    def __init__(self, workers: int = WORKERS, prepare: Prepare | None = None) -> None:
+    def __init__(self, workers: int = WORKERS, detect: Detect | None = None) -> None:
         self.workers = max(1, workers)
-        self.prepare = prepare
+        self.detect = detect
         self.dropped = 0
         self.arrived = 0
         self._cond = threading.Condition()
@@ -262,10 +264,10 @@ class NewestDecoder:
         done: Decoded | None = None
         try:
             if data.ndim == 1 or (data.ndim == 2 and data.shape[0] == 1):  # a packet
-                done = _work(index, t, data, self.prepare)
+                done = _work(index, t, data, self.detect)
                 garbled = done is None
             else:
-                done = _picture(index, t, data, self.prepare)
+                done = _picture(index, t, data, self.detect)
         except BaseException as exc:  # handed to the consumer
             failure = exc
         with self._cond:
@@ -322,75 +324,3 @@ class NewestDecoder:
             self._waiting = None
             self._cond.notify_all()
         self._pool.shutdown(wait=True)
-
-
-#: Pictures with markers found ahead kept for the observer at most: every one a reader
-#: may hold decoded ahead, twice over.
-READY_KEPT = 2 * WORKERS * AHEAD_PER_WORKER
-
-
-class DetectAhead:
-    """An observer's marker detection run on the decode pool.
-
-    :meth:`prepare` (a ``prepare`` for :func:`read_ahead` or :class:`NewestDecoder`)
-    detects a picture's markers with a copy of the observer's detector of its own thread's;
-    :meth:`install` puts a stand-in for the observer's detector that answers
-    ``detect(image)`` with what was found ahead for that very picture (and detects itself
-    when nothing was). Only a whole-frame :class:`~vision.aruco.MarkerDetector` is served:
-    any other detector (one that follows markers from frame to frame) detects each frame
-    in turn. The observer is asked for each time, so that a game started over with a new
-    observer is served too.
-    """
-
-    def __init__(self, observer: Callable[[], Any]) -> None:
-        self._observer = observer
-        self._local = threading.local()
-        self._lock = threading.Lock()
-        self._ready: dict[int, tuple[np.ndarray, Any]] = {}
-
-    def _inner(self) -> Any:
-        detector = self._observer().detector
-        return detector.inner if isinstance(detector, _Ahead) else detector
-
-    def prepare(self, image: np.ndarray) -> None:
-        inner = self._inner()
-        if type(inner) is not MarkerDetector:
-            return  # a detector that follows markers from frame to frame detects in turn
-        own = getattr(self._local, "detector", None)
-        if own is None or self._local.of is not inner:
-            own = copy.copy(inner)
-            own._resize(inner.image_size)  # an ArucoDetector of this thread's own
-            self._local.detector, self._local.of = own, inner
-        found = own.detect(image)
-        with self._lock:
-            self._ready[id(image)] = (image, found)
-            # pictures decoded ahead but never observed (dropped by a live decoder behind
-            # the camera, or left at a stop mid-file): the oldest go, not a frame per slot
-            while len(self._ready) > READY_KEPT:
-                del self._ready[next(iter(self._ready))]
-
-    def install(self) -> None:
-        """Make the current observer's detector use what was detected ahead."""
-        observer = self._observer()
-        if type(observer.detector) is MarkerDetector:
-            observer.detector = _Ahead(observer.detector, self)
-
-    def take(self, image: np.ndarray) -> Any:
-        with self._lock:
-            got = self._ready.pop(id(image), None)
-        return got[1] if got is not None and got[0] is image else None
-
-
-class _Ahead:
-    """An observer's detector that first looks for the picture's markers found ahead."""
-
-    def __init__(self, inner: Any, ahead: DetectAhead) -> None:
-        self.inner = inner
-        self.ahead = ahead
-
-    def detect(self, image: np.ndarray, *args: Any, **kwargs: Any) -> Any:
-        found = None if args or kwargs else self.ahead.take(image)
-        return found if found is not None else self.inner.detect(image, *args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)

@@ -33,8 +33,8 @@ import numpy as np
 from tablesight.calibration.camera import CameraModel
 from tablesight.calibration.roster import RosterModel, TerrainPiece
 from tablesight.calibration.table import MM_PER_IN, TableSpec
-from tablesight.vision.aruco import MarkerDetector
-from tablesight.vision.tablepose import PoseError, TablePose, diagonal_centres
+from tablesight.vision.sight import detector, sight
+from tablesight.vision.tablepose import TablePose, diagonal_centres
 
 #: Markers this many pixels across and more were all found (README: "every marker of 18 px
 #: or more found"; docs/detector-settings.md: 245 of 245 on 8 frames with decoys).
@@ -286,25 +286,19 @@ class Look:
 
 def look(
     image: np.ndarray,
-    detector: MarkerDetector,
     table: TableSpec,
     camera: CameraModel | None,
     heights_in: dict[int, float],
 ) -> Look:
     """Measure one picture (BGR or grey)."""
     gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
-    found = detector.detect(gray)
-    cells = detector.dictionary.markerSize + 2
+    seen = sight(gray, table, camera)
+    found, pose, error = seen.detections, seen.pose, seen.why
+    cells = detector(table.table.dictionary).dictionary.markerSize + 2
     ids = found.ids.tolist()
     widths = edge_widths_px(gray, found.corners_px, cells)
     ring, near = glare_shares(gray, found.corners_px, cells)
     patches = glare_patches(gray, found.corners_px, cells)
-    pose: TablePose | None = None
-    error = ""
-    try:
-        pose = TablePose.solve(found, table, camera)
-    except PoseError as exc:
-        error = str(exc)
     sides = found.side_px
     if pose is not None and pose.healthy:
         # the detector finds each corner about 0.8 px inside the printed square (a side
@@ -699,11 +693,9 @@ def diagnose(
     """Look at these pictures of the table (one, or a few frames of a source) and report."""
     if not pictures:
         raise ValueError("no pictures to look at")
-    h, w = pictures[0].shape[:2]
-    detector = MarkerDetector(table.table.dictionary, (w, h))
     heights = {m.marker: m.marker_height_mm / MM_PER_IN for m in roster}
     heights |= {t.marker: t.marker_height_mm / MM_PER_IN for t in terrain}
-    looks = [look(p, detector, table, camera, heights) for p in pictures]
+    looks = [look(p, table, camera, heights) for p in pictures]
     return _Verdict(looks, table, roster, terrain).report()
 
 

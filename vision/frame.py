@@ -1,9 +1,12 @@
-"""One frame of a source: its time, its number, and its picture in grey, colour and JPEG."""
+"""One frame of a source: its time, its number, its picture in grey, colour and JPEG, and
+the markers found in it when they were found ahead (on the thread that decoded it)."""
 
 from __future__ import annotations
 
 import cv2
 import numpy as np
+
+from tablesight.vision.aruco import MarkerDetections
 
 
 class Frame:
@@ -13,9 +16,12 @@ class Frame:
     ``jpeg`` and is decoded to grey only, which is all marker detection needs (a third of
     the time of a colour decode at 4K); its colour ``image`` is decoded from ``jpeg`` when
     something asks for it (a view, a snapshot), once. Recording writes ``jpeg`` as it came.
+
+    A frame decoded on the pool comes with its markers, ``detections``, found there on the
+    thread that decoded it; ``None`` when nobody looked (the observer then looks itself).
     """
 
-    __slots__ = ("_gray", "_image", "index", "jpeg", "t")
+    __slots__ = ("_gray", "_image", "detections", "index", "jpeg", "t")
 
     def __init__(
         self,
@@ -24,6 +30,7 @@ class Frame:
         index: int,
         jpeg: np.ndarray | None = None,
         gray: np.ndarray | None = None,
+        detections: MarkerDetections | None = None,
     ) -> None:
         if image is None and gray is None:
             raise ValueError("Frame: needs a picture (image or gray)")
@@ -31,6 +38,8 @@ class Frame:
         self.index = index
         #: The picture as the camera encoded it (uint8 JPEG bytes), or ``None``.
         self.jpeg = jpeg
+        #: The markers found in the picture ahead of the frame's turn, or ``None``.
+        self.detections = detections
         self._image = image
         self._gray = gray
 

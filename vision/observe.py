@@ -1,12 +1,20 @@
-"""A frame becomes one observation: detect, solve the table pose, locate, track.
+"""A frame becomes one observation: its sight (markers, table pose), located, tracked.
 
-One :meth:`Observer.observe` per frame returns an :class:`Observation`: the markers
-detected (pixels), the table pose solved from whatever anchors the frame shows and its
-health, and every model the tracker knows with its pose in table inches (x, y, z,
-heading), its uncertainty and what the tracker concluded about it in this frame (first
-seen, moved, hidden, lost); plus the terrain pieces placed or moved, and whether the
-camera was bumped. Nothing downstream reads the observer's internals: the session takes
-the observation (:meth:`tablesight.rules.session.Session.observe`), the match file records it.
+One :meth:`Observer.observe` per frame, in time order, returns an :class:`Observation`:
+
+1. the frame's markers (pixels) and the table pose solved from whatever anchors it shows,
+   with its health (:func:`tablesight.vision.sight.sight`; markers found ahead on a decode
+   thread come with the frame, ``Frame.detections``, and are not looked for again);
+2. with a trusted pose, every marker, model and terrain piece located in table inches
+   (:func:`tablesight.vision.locate.locate`), each model a :class:`Sighting` with its
+   centre's uncertainty;
+3. the sightings handed to the tracker, whose answer (every track, with this frame's news:
+   first seen, moved, hidden, lost) becomes the observation's ``LocatedModel``s as it is;
+
+plus the terrain pieces placed or moved, and whether the camera was bumped. A frame
+without a trusted pose changes no track and has no news. Nothing downstream reads the
+observer's internals: the session takes the observation
+(:meth:`tablesight.rules.session.Session.observe`), the match file records it.
 
 Because the pose is re-solved every frame, a bumped camera leaves positions where they
 are in table inches (and the observation says how far the camera moved).
@@ -25,26 +33,16 @@ from tablesight.calibration.roster import RosterModel, TerrainPiece
 from tablesight.calibration.setup import Setup
 from tablesight.calibration.table import MM_PER_IN, TableSpec
 from tablesight.rules.geometry import Pose
-from tablesight.rules.observation import LocatedModel, LocatedTerrain, News
-from tablesight.vision.aruco import MarkerDetections, MarkerDetector
+from tablesight.rules.observation import LocatedModel, LocatedTerrain
+from tablesight.vision.aruco import MarkerDetections
+from tablesight.vision.frame import Frame
 from tablesight.vision.locate import Located, Placed, locate
-from tablesight.vision.sources import Frame
-from tablesight.vision.tablepose import PoseError, TablePose
-from tablesight.vision.tracking import Moved, Sighting, Tracker, TrackState
+from tablesight.vision.sight import sight
+from tablesight.vision.tablepose import TablePose
+from tablesight.vision.tracking import Sighting, Tracked, Tracker
 
 #: A camera that moved more than this between two frames was bumped (inches).
 BUMP_IN = 0.25
-
-#: A model unseen for this long (seconds) is reported hidden. A still marker drops out of
-#: detection for a frame or two now and then (glare, motion blur as the camera settles
-#: after a bump, a finger passing), which is not news: at 30 fps a second is 30 frames,
-#: far beyond such a dropout, while a model lifted by a hand stays unseen for longer (a
-#: carry takes a second or more). The track is hidden at once all the same (a hand over
-#: the table is never a move); only the report waits.
-HIDDEN_S = 1.0
-
-#: A model hidden for longer than this (seconds) is reported lost.
-LOST_S = 10.0
 
 #: The least corner error assumed, in pixels (sub-pixel refinement is no better).
 MIN_CORNER_PX = 0.1
@@ -173,17 +171,12 @@ class Observer:
         self.terrain = terrain or []
         self.camera = camera
         self.tracker = tracker or Tracker()
-        dictionary = table.table.dictionary
-        self.detector = MarkerDetector(dictionary)
         self._model_of = {m.marker: m.id for m in roster}
         self._size_of = {m.marker: m.marker_size_mm for m in roster}
         self._terrain_spec = {t.id: t for t in self.terrain}
         self._camera_at: np.ndarray | None = None
-        #: Markers told hidden (unseen for HIDDEN_S, until seen again) and lost; models told
-        #: where they stand.
-        self._hidden: set[int] = set()
-        self._lost: set[int] = set()
-        self._placed: set[int] = set()
+        #: The tracker's last answer: the tracks a frame that updates none shows.
+        self._tracked: tuple[Tracked, ...] = ()
         #: Where each terrain piece was last placed (its centroid).
         self._terrain_at: dict[str, tuple[float, float]] = {}
 
@@ -193,26 +186,25 @@ class Observer:
         return cls(setup.table, setup.roster, setup.camera, setup.terrain)
 
     def observe(self, frame: Frame) -> Observation:
-        """What ``frame`` shows; a frame without enough anchors changes no track."""
-        found = self.detector.detect(frame.gray)
-        try:
-            pose = TablePose.solve(found, self.table, self.camera)
-        except PoseError:
-            # no table this frame (a hand over the anchors): the tracks as they were, no news
-            return Observation(frame.t, frame.index, found, None, self._models(frame.t, None))
-        if not pose.healthy:
-            # a pose not trusted places nothing: the tracks as they were, no news (the
-            # observation carries the pose and its problem, for the session and the views)
-            return Observation(frame.t, frame.index, found, pose, self._models(frame.t, None))
+        """What ``frame`` shows (its markers as found ahead, when it carries them); a
+        frame without a trusted table pose changes no track."""
+        seen = sight(frame.gray, self.table, self.camera, detections=frame.detections)
+        found, pose = seen.detections, seen.pose
+        if pose is None or not pose.healthy:
+            # no table this frame (a hand over the anchors), or a pose not trusted (the
+            # observation carries it and its problem, for the session and the views): it
+            # places nothing; the tracks as they were, no news
+            quiet = tuple(track.quiet() for track in self._tracked)
+            return Observation(frame.t, frame.index, found, pose, self._models(quiet))
         shift, message = self._bump(pose)
         located = locate(found, self.table, pose, self.roster, self.terrain)
-        moves = self.tracker.update(frame.t, self._sightings(located, pose))
+        self._tracked = self.tracker.update(frame.t, self._sightings(located, pose))
         return Observation(
             frame.t,
             frame.index,
             found,
             pose,
-            self._models(frame.t, {m.id: m for m in moves}),
+            self._models(self._tracked),
             tuple(self._placed_terrain(located.terrain)),
             shift,
             message,
@@ -233,48 +225,19 @@ class Observer:
             for m, sigma in zip(models, sigmas, strict=True)
         ]
 
-    def _models(self, t: float, moves: dict[int, Moved] | None) -> tuple[LocatedModel, ...]:
-        """Every track as a located model, with this frame's news about it (none when
-        ``moves`` is None: a frame without the table)."""
-        out = []
-        for marker, track in self.tracker.tracks.items():
-            news: list[News] = []
-            sigma = track.sigma_in
-            unseen = t - track.last_seen
-            if moves is None:
-                out.append(self._located(marker, sigma, news, 0.0))
-                continue
-            if marker in moves:
-                news.append("moved")
-                sigma = moves[marker].sigma_in
-                self._placed.add(marker)
-            if track.state is TrackState.HIDDEN:
-                if unseen >= HIDDEN_S - 1e-9 and marker not in self._hidden:
-                    self._hidden.add(marker)
-                    news.append("hidden")
-                if unseen > LOST_S and marker not in self._lost:
-                    self._lost.add(marker)
-                    news.append("lost")
-            else:
-                self._hidden.discard(marker)
-                self._lost.discard(marker)
-                if track.state is TrackState.SETTLED and marker not in self._placed:
-                    self._placed.add(marker)
-                    news.append("first_seen")
-            out.append(self._located(marker, sigma, news, unseen if "lost" in news else 0.0))
-        return tuple(out)
-
-    def _located(
-        self, marker: int, sigma_in: float, news: list[News], unseen_s: float
-    ) -> LocatedModel:
-        track = self.tracker.tracks[marker]
-        return LocatedModel(
-            self._model_of[marker],
-            Pose(track.x, track.y, track.heading, track.z),
-            sigma_in,
-            track.state.value,
-            tuple(news),
-            unseen_s,
+    def _models(self, tracked: tuple[Tracked, ...]) -> tuple[LocatedModel, ...]:
+        """The tracker's tracks as located models: a move's uncertainty is the settled
+        mean's."""
+        return tuple(
+            LocatedModel(
+                self._model_of[track.id],
+                Pose(track.x, track.y, track.heading, track.z),
+                track.moved.sigma_in if track.moved is not None else track.sigma_in,
+                track.state.value,
+                track.news,
+                track.unseen_s,
+            )
+            for track in tracked
         )
 
     def _placed_terrain(self, pieces: list[Placed]) -> list[LocatedTerrain]:

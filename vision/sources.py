@@ -5,7 +5,8 @@
 ``open_source("http://phone:8080/video")`` (or ``rtsp://...``) a network stream.
 
 Files are read in order, every frame, with their own timestamps; a Motion JPEG file's
-frames are decoded ahead on a pool of threads (:mod:`vision.decodepool`). Live sources are
+frames are decoded ahead on a pool of threads (:mod:`vision.decodepool`), where their
+markers are found too when a ``detect`` stage is given. Live sources are
 read on a thread of their own; their JPEG frames are decoded on the pool as they arrive,
 and while every worker is busy only the newest frame waits, so processing never falls
 behind the camera; a live source that fails or is unplugged is retried with backoff, and its
@@ -24,7 +25,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from tablesight.vision.decodepool import WORKERS, NewestDecoder, Prepare, is_jpeg, read_ahead
+from tablesight.vision.decodepool import WORKERS, Detect, NewestDecoder, is_jpeg, read_ahead
 from tablesight.vision.frame import Frame as Frame  # the frames a source gives
 
 # A lost stream is reported once as "camera lost, retrying", not by FFmpeg on every retry,
@@ -81,9 +82,9 @@ class FileSource:
         #: Threads decoding a video's frames ahead.
         self.workers = WORKERS
 
-    def frames(self, prepare: Prepare | None = None) -> Iterator[Frame]:
-        """Every frame in order; ``prepare`` runs on each picture of a video on the thread
-        that decoded it (see :func:`~tablesight.vision.decodepool.read_ahead`)."""
+    def frames(self, detect: Detect | None = None) -> Iterator[Frame]:
+        """Every frame in order; a video's with the markers ``detect`` found in it on the
+        thread that decoded it (see :func:`~tablesight.vision.decodepool.read_ahead`)."""
         if self.images:
             for index, name in enumerate(self.images):
                 image = cv2.imread(name)
@@ -94,7 +95,7 @@ class FileSource:
         capture = cv2.VideoCapture(self.spec)
         self.fps = capture.get(cv2.CAP_PROP_FPS) or 30.0
         capture.release()
-        for decoded in read_ahead(self.spec, self.workers, prepare):
+        for decoded in read_ahead(self.spec, self.workers, detect):
             yield decoded.frame()
 
 
@@ -211,13 +212,13 @@ class LiveSource:
         )
 
     def frames(
-        self, timeout_s: float | None = None, prepare: Prepare | None = None
+        self, timeout_s: float | None = None, detect: Detect | None = None
     ) -> Iterator[Frame]:
         """Each frame decoded, in the order they arrived (frames that arrived while every
-        worker was busy are skipped, but the newest); ``prepare`` runs on each picture on
-        the thread that decoded it. Ends after ``timeout_s`` without a frame."""
-        if prepare is not None:
-            self.decoder.prepare = prepare
+        worker was busy are skipped, but the newest), with the markers ``detect`` found in
+        it on the thread that decoded it. Ends after ``timeout_s`` without a frame."""
+        if detect is not None:
+            self.decoder.detect = detect
         while not self._stop.is_set():
             decoded = self.decoder.take(timeout_s)
             if decoded is None:

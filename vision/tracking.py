@@ -1,7 +1,7 @@
-"""Tracks of markers in table inches: smoothed, settled, hidden, moved.
+"""Tracks of markers in table inches: smoothed, settled, hidden, moved, and the news of each.
 
 Identity is the marker id. Each frame's sightings (already in table inches, so a bumped
-camera changes nothing here) update one ``Track`` per marker:
+camera changes nothing here) update one track per marker:
 
 * noise must not move a still model: a sighting within ``deadband_in`` of the track
   only nudges it (exponential smoothing); one further away is a real move and the track
@@ -12,14 +12,18 @@ camera changes nothing here) update one ``Track`` per marker:
   never a move. Seen again near where it was, it is simply settled again; seen
   elsewhere, it moved.
 
-``Tracker.update`` returns ``Moved`` events, one each time a track settles somewhere
-other than where it last settled: the finished moves the referee judges.
+``Tracker.update(t, sightings)`` returns every track (in the order first seen) as a
+:class:`Tracked` value with this frame's ``news``: ``first_seen`` when it first settles,
+``moved`` each time it settles somewhere other than where it last settled (with the
+finished :class:`Moved`), ``hidden`` once it has been unseen for ``hidden_s`` seconds and
+``lost`` once for more than ``lost_s``; each said once, and again only after it is seen.
 
 >>> tracker = Tracker()
 >>> for frame in range(12):
-...     events = tracker.update(frame / 30, [Sighting(7, 10.0, 5.0, 90.0)])
->>> tracker.tracks[7].state
-<TrackState.SETTLED: 'settled'>
+...     for track in tracker.update(frame / 30, [Sighting(7, 10.0, 5.0, 90.0)]):
+...         if track.news:
+...             print(frame, track.id, track.state.value, track.news)
+9 7 settled ('first_seen',)
 """
 
 from __future__ import annotations
@@ -27,8 +31,23 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
+from typing import Literal
+
+#: A model unseen for this long (seconds) is reported hidden. A still marker drops out of
+#: detection for a frame or two now and then (glare, motion blur as the camera settles
+#: after a bump, a finger passing), which is not news: at 30 fps a second is 30 frames,
+#: far beyond such a dropout, while a model lifted by a hand stays unseen for longer (a
+#: carry takes a second or more). The track is hidden at once all the same (a hand over
+#: the table is never a move); only the report waits.
+HIDDEN_S = 1.0
+
+#: A model hidden for longer than this (seconds) is reported lost.
+LOST_S = 10.0
+
+#: What a frame may say about a track (``rules.observation.News``).
+TrackNews = Literal["first_seen", "moved", "hidden", "lost"]
 
 
 class TrackState(Enum):
@@ -85,10 +104,41 @@ class Track:
     settled_xy: tuple[float, float] | None = None
     settled_heading: float = 0.0
     recent: deque[tuple[float, float, float, float]] = field(default_factory=deque)
+    #: Told where it stands (first seen or moved), told hidden and told lost (until seen).
+    told_placed: bool = False
+    told_hidden: bool = False
+    told_lost: bool = False
 
     @property
     def xy(self) -> tuple[float, float]:
         return (self.x, self.y)
+
+
+@dataclass(frozen=True)
+class Tracked:
+    """One track as a frame leaves it: its pose in table inches (smoothed, or the settled
+    mean), the centre's uncertainty (inches), its state, and this frame's news: with
+    ``moved``, the finished move (its uncertainty averaged over the settling window); with
+    ``lost``, how long it has been unseen (seconds)."""
+
+    id: int
+    x: float
+    y: float
+    heading: float
+    z: float
+    sigma_in: float
+    state: TrackState
+    news: tuple[TrackNews, ...] = ()
+    moved: Moved | None = None
+    unseen_s: float = 0.0
+
+    @property
+    def xy(self) -> tuple[float, float]:
+        return (self.x, self.y)
+
+    def quiet(self) -> Tracked:
+        """The same track with no news (as a frame that updates no track shows it)."""
+        return replace(self, news=(), moved=None, unseen_s=0.0)
 
 
 def _angle_mean(degrees: Iterable[float]) -> float:
@@ -99,7 +149,7 @@ def _angle_mean(degrees: Iterable[float]) -> float:
 
 
 class Tracker:
-    """One ``update(t, sightings)`` per frame; returns the moves that just finished."""
+    """One ``update(t, sightings)`` per frame; returns every track with its news."""
 
     def __init__(
         self,
@@ -107,6 +157,8 @@ class Tracker:
         still_in: float = 0.03,
         settle_s: float = 0.3,
         smoothing: float = 0.2,
+        hidden_s: float = HIDDEN_S,
+        lost_s: float = LOST_S,
     ) -> None:
         if not 0.0 < smoothing <= 1.0:
             raise ValueError(f"Tracker: smoothing must be in (0, 1], got {smoothing}")
@@ -115,16 +167,25 @@ class Tracker:
                 "Tracker: deadband_in, still_in and settle_s must be positive, got "
                 f"{deadband_in}, {still_in}, {settle_s}"
             )
+        if not (math.isfinite(hidden_s) and math.isfinite(lost_s) and 0 <= hidden_s <= lost_s):
+            raise ValueError(
+                "Tracker: hidden_s and lost_s (seconds unseen before a model is reported "
+                "hidden, then lost) must be finite with 0 <= hidden_s <= lost_s, got "
+                f"hidden_s={hidden_s}, lost_s={lost_s}"
+            )
         self.deadband_in = deadband_in
         self.still_in = still_in
         self.settle_s = settle_s
         self.smoothing = smoothing
+        self.hidden_s = hidden_s
+        self.lost_s = lost_s
         self.tracks: dict[int, Track] = {}
 
-    def update(self, t: float, sightings: Iterable[Sighting]) -> list[Moved]:
-        """Feed one frame taken at ``t`` seconds; the moves that finished with it."""
+    def update(self, t: float, sightings: Iterable[Sighting]) -> tuple[Tracked, ...]:
+        """Feed one frame taken at ``t`` seconds; every track, in the order first seen,
+        with what this frame says about it."""
         seen: set[int] = set()
-        moved: list[Moved] = []
+        moved: dict[int, Moved] = {}
         for s in sightings:
             if s.id in seen:
                 continue  # a marker seen twice in one frame: keep the first sighting
@@ -135,12 +196,44 @@ class Tracker:
                 self.tracks[s.id] = track
             event = self._observe(track, t, s)
             if event is not None:
-                moved.append(event)
+                moved[s.id] = event
         for track in self.tracks.values():
             if track.id not in seen and track.state is not TrackState.HIDDEN:
                 track.state = TrackState.HIDDEN
                 track.recent.clear()
-        return moved
+        return tuple(self._news(track, t, moved.get(track.id)) for track in self.tracks.values())
+
+    def _news(self, track: Track, t: float, move: Moved | None) -> Tracked:
+        """The track as this frame leaves it, with its news."""
+        news: list[TrackNews] = []
+        unseen = t - track.last_seen
+        if move is not None:
+            news.append("moved")
+            track.told_placed = True
+        if track.state is TrackState.HIDDEN:
+            if unseen >= self.hidden_s - 1e-9 and not track.told_hidden:
+                track.told_hidden = True
+                news.append("hidden")
+            if unseen > self.lost_s and not track.told_lost:
+                track.told_lost = True
+                news.append("lost")
+        else:
+            track.told_hidden = track.told_lost = False
+            if track.state is TrackState.SETTLED and not track.told_placed:
+                track.told_placed = True
+                news.append("first_seen")
+        return Tracked(
+            track.id,
+            track.x,
+            track.y,
+            track.heading,
+            track.z,
+            track.sigma_in,
+            track.state,
+            tuple(news),
+            move,
+            unseen if "lost" in news else 0.0,
+        )
 
     def _observe(self, track: Track, t: float, s: Sighting) -> Moved | None:
         # A settled track is held to where it settled, so that a slow slide (each frame's

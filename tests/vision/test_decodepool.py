@@ -13,8 +13,9 @@ import pytest
 
 from tablesight.rig.poolbench import packets as read_packets
 from tablesight.rig.webcam import timed_pictures
-from tablesight.vision.aruco import MarkerDetector
-from tablesight.vision.decodepool import DetectAhead, NewestDecoder, read_ahead
+from tablesight.vision.aruco import MarkerDetections, MarkerDetector
+from tablesight.vision.decodepool import NewestDecoder, read_ahead
+from tablesight.vision.sight import detect
 from tablesight.vision.sources import FileSource
 
 
@@ -59,20 +60,25 @@ def test_every_frame_in_order_with_the_pixels_videocapture_gives(tmp_path, worke
         assert np.array_equal(d.packet.reshape(-1), packets[d.index].reshape(-1))
 
 
-def test_markers_found_ahead_are_those_found_on_videocapture_frames(tmp_path):
+def test_markers_found_ahead_come_with_the_frame_and_are_those_of_videocapture_frames(tmp_path):
     clip = _clip(tmp_path / "clip.avi", 8)
     detector = MarkerDetector("4x4_250", (320, 240))
-    observer = type("O", (), {"detector": detector})()
-    ahead = DetectAhead(lambda: observer)
-    ahead.install()
-    for frame, (_, image) in zip(
-        FileSource(str(clip)).frames(prepare=ahead.prepare), timed_pictures(clip), strict=True
-    ):
-        found = observer.detector.detect(frame.gray)  # looked up, not detected again
+    found_on: list[str] = []
+
+    def markers(picture: np.ndarray) -> MarkerDetections:
+        found_on.append(threading.current_thread().name)
+        return detect(picture, "4x4_250")
+
+    frames = list(FileSource(str(clip)).frames(detect=markers))
+    for frame, (_, image) in zip(frames, timed_pictures(clip), strict=True):
+        assert frame.detections is not None
         direct = detector.detect(image)
-        assert list(found.ids) == list(direct.ids) == [7]
-        assert np.abs(found.corners_px - direct.corners_px).max() < 0.05
-    assert ahead.take(np.zeros((2, 2), np.uint8)) is None
+        assert list(frame.detections.ids) == list(direct.ids) == [7]
+        assert np.abs(frame.detections.corners_px - direct.corners_px).max() < 0.05
+    # on the decode threads, one picture each
+    assert len(found_on) == 8 and all(name.startswith("decode") for name in found_on)
+    # nobody asked: nobody looked
+    assert all(f.detections is None for f in FileSource(str(clip)).frames())
 
 
 def test_a_video_that_is_not_mjpg_is_read_in_order(tmp_path):
@@ -160,17 +166,3 @@ def test_a_closed_decoder_ends_the_wait(tmp_path):
     t0 = time.monotonic()
     assert decoder.take(timeout_s=5.0) is None
     assert time.monotonic() - t0 < 2.0
-
-
-def test_a_detector_that_follows_markers_is_left_to_detect_each_frame_in_turn(tmp_path):
-    class Following(MarkerDetector):
-        """A detector with a memory of the frame before: not to be run ahead."""
-
-    detector = Following("4x4_250")
-    observer = type("O", (), {"detector": detector})()
-    ahead = DetectAhead(lambda: observer)
-    ahead.install()
-    assert observer.detector is detector
-    image = np.full((240, 320, 3), 255, np.uint8)
-    ahead.prepare(image)
-    assert ahead.take(image) is None

@@ -23,8 +23,8 @@ from tablesight.rules.errors import InputError
 from tablesight.rules.ruleset import load_ruleset
 from tablesight.rules.scene import Table
 from tablesight.rules.session import Event, Session
-from tablesight.vision import observe
-from tablesight.vision.observe import HIDDEN_S, LOST_S, Observer
+from tablesight.vision.observe import Observer
+from tablesight.vision.tracking import HIDDEN_S, LOST_S, Tracker
 
 pytestmark = pytest.mark.slow
 
@@ -170,28 +170,26 @@ class Run:
 
 def referee(story: Storyboard, hold_s: float) -> Run:
     """The clip through the pipeline and a Necromunda session (phase from frame 0), with
-    ``HIDDEN_S`` set to ``hold_s``."""
+    a tracker that reports a model hidden after ``hold_s`` seconds unseen."""
     camera = story.camera
     lens = CameraModel(camera.size, camera.camera_matrix, camera.dist_coeffs)
     session = Session(
         load_ruleset("necromunda"), Table(30, 22), {m.id: profile(m) for m in story.roster}
     )
-    observer = Observer(story.table, list(story.roster), lens)
+    observer = Observer(story.table, list(story.roster), lens, tracker=Tracker(hidden_s=hold_s))
     events = session.start_phase(0.0, 0)
     undetected: dict[str, list[int]] = {m: [] for m in MARKER}
     hidden_track: dict[str, list[int]] = {m: [] for m in MARKER}
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(observe, "HIDDEN_S", hold_s)
-        for frame in frames(story):
-            seen = observer.observe(frame)
-            events += session.observe(seen)
-            ids = set(seen.detections.ids.ravel().tolist()) if len(seen.detections.ids) else set()
-            for model, marker in MARKER.items():
-                if marker not in ids:
-                    undetected[model].append(frame.index)
-            for m in seen.models:
-                if m.track == "hidden":
-                    hidden_track[m.id].append(frame.index)
+    for frame in frames(story):
+        seen = observer.observe(frame)
+        events += session.observe(seen)
+        ids = set(seen.detections.ids.ravel().tolist()) if len(seen.detections.ids) else set()
+        for model, marker in MARKER.items():
+            if marker not in ids:
+                undetected[model].append(frame.index)
+        for m in seen.models:
+            if m.track == "hidden":
+                hidden_track[m.id].append(frame.index)
     return Run(events, undetected, hidden_track)
 
 

@@ -32,8 +32,8 @@ from tablesight.rules.ruleset import load_ruleset
 from tablesight.rules.scene import Table
 from tablesight.rules.session import Event, Session
 from tablesight.vision.aruco import MarkerDetector
-from tablesight.vision.observe import HIDDEN_S, Observer
-from tablesight.vision.tracking import Tracker
+from tablesight.vision.observe import Observer
+from tablesight.vision.tracking import HIDDEN_S, Tracker
 
 #: The tests here render and referee a whole storyboard.
 pytestmark = pytest.mark.slow

@@ -7,16 +7,21 @@ import random
 
 import pytest
 
-from tablesight.vision.tracking import Sighting, Tracker, TrackState
+from tablesight.vision.tracking import Moved, Sighting, Tracked, Tracker, TrackState
 
 FPS = 30.0
+
+
+def moves(tracked: tuple[Tracked, ...]) -> list[Moved]:
+    """The moves that finished in a frame, from ``Tracker.update``'s answer."""
+    return [track.moved for track in tracked if track.moved is not None]
 
 
 def run(frames: list[list[Sighting]], tracker: Tracker | None = None):
     tracker = tracker or Tracker()
     events = []
     for k, sightings in enumerate(frames):
-        events += tracker.update(k / FPS, sightings)
+        events += moves(tracker.update(k / FPS, sightings))
     return tracker, events
 
 
@@ -114,7 +119,7 @@ def test_a_still_model_settles_at_any_frame_rate_and_with_jitter(fps):
     events = []
     for k, t in enumerate(times):
         x = 5.0 if k < put_down else 12.0
-        events += [(k, e) for e in tracker.update(t, [Sighting(1, x, 7.0, 90.0)])]
+        events += [(k, e) for e in moves(tracker.update(t, [Sighting(1, x, 7.0, 90.0)]))]
     [(k, move)] = events  # settling where first seen is no move; then the move
 
     assert move.distance_in == pytest.approx(7.0)
@@ -131,3 +136,50 @@ def test_a_move_up_onto_a_tower_keeps_its_height():
     assert len(events) == 1
     assert events[0].to_xy == pytest.approx((9.0, 5.0)) and events[0].to_z == 5.0
     assert tracker.tracks[2].z == 5.0
+
+
+def test_the_news_of_a_track_from_what_update_returns():
+    # Frames every 1/8 s (times exact in binary); settles after 0.25 s still, reported
+    # hidden after 1 s unseen, lost after more than 2 s.
+    tracker = Tracker(settle_s=0.25, hidden_s=1.0, lost_s=2.0)
+    at_start, moved_to = Sighting(5, 10.0, 10.0), Sighting(5, 14.0, 10.0)
+    seen = {k: [at_start] for k in range(5)}  # t 0 .. 0.5: still at (10, 10)
+    seen |= {k: [moved_to] for k in range(5, 8)}  # t 0.625 .. 0.875: put down at (14, 10)
+    seen |= {30: [moved_to]}  # t 3.75: seen again where it was left
+    said: dict[int, tuple[str, ...]] = {}
+    states: list[str] = []
+    answers: dict[int, Tracked] = {}
+    for k in range(40):
+        [track] = tracker.update(k / 8, seen.get(k, []))
+        states.append(track.state.value)
+        answers[k] = track
+        if track.news:
+            said[k] = track.news
+    assert said == {
+        2: ("first_seen",),  # t 0.25: seen since t 0, every sighting the same
+        7: ("moved",),  # t 0.875: still at (14, 10) since t 0.625
+        15: ("hidden",),  # t 1.875: last seen at 0.875, 1 s ago
+        24: ("lost",),  # t 3.0: unseen 2.125 s (at 2.875 it was 2.0, not more)
+        38: ("hidden",),  # t 4.75: seen again at 3.75 (no news), then unseen for 1 s
+    }
+    assert states[:2] == ["moving"] * 2 and states[2:5] == ["settled"] * 3
+    assert states[5:7] == ["moving"] * 2 and states[7] == "settled"
+    assert states[8:30] == ["hidden"] * 22 and states[30] == "settled"
+    assert states[31:] == ["hidden"] * 9
+    move = answers[7].moved
+    assert move is not None
+    assert (move.from_xy, move.to_xy, move.t) == ((10.0, 10.0), (14.0, 10.0), 0.875)
+    # the settled mean of 3 sightings (t 0.625, 0.75, 0.875), each 0.01 in
+    assert move.sigma_in == pytest.approx(0.01 / math.sqrt(3))
+    assert answers[24].unseen_s == 2.125 and answers[15].unseen_s == 0.0
+    assert answers[15].xy == (14.0, 10.0)  # hidden, it keeps its pose
+    assert all(answers[k].moved is None for k in answers if k != 7)
+
+
+@pytest.mark.parametrize(
+    ("hidden_s", "lost_s"),
+    [(-1.0, 10.0), (2.0, 1.0), (1.0, math.inf), (math.nan, 10.0)],
+)
+def test_hold_times_that_make_no_sense_are_refused(hidden_s, lost_s):
+    with pytest.raises(ValueError, match="0 <= hidden_s <= lost_s, got hidden_s="):
+        Tracker(hidden_s=hidden_s, lost_s=lost_s)
