@@ -2,7 +2,9 @@
 
 A check is a small function that looks at one move (or one unit) and records what it
 finds in a :class:`~rules.verdict.Findings`; the referee (:mod:`rules.referee`) runs them
-in this order. What differs between games is data in ``rules/games/*.toml``.
+in this order. What differs between games is data in ``rules/games/*.toml``, the game's
+own words included (the charge actions, the engaged status, a ramming's roll), and the
+few checks a game adds in its module beside it (:mod:`tablesight.rules.games`).
 
 1. :func:`declared_action`: the action the move is held to (an action the model may not
    take earns none of its exemptions), then :func:`engaged`;
@@ -37,9 +39,9 @@ MoveCheck = Callable[[Measure, Move, Findings], None]
 UnitCheck = Callable[[Measure, str, str, Findings], None]
 
 
-def _action_rule(mover: Model) -> RuleName:
+def _action_rule(m: Measure, mover: Model) -> RuleName:
     """The rule a wrong declaration falls under: ``charge`` for a charge, else ``action``."""
-    return "charge" if mover.action == "charge" else "action"
+    return "charge" if m.rules.is_charge(mover.action) else "action"
 
 
 # -- the declaration --------------------------------------------------------------------------
@@ -64,11 +66,11 @@ def _may_take(m: Measure, mover: Model, action: ActionRules, out: Findings) -> b
     not a forbidden action: the move keeps the action's exemptions.
     """
     flagged = len(out.violations)
-    _keywords_and_status(mover, action, out)
+    _keywords_and_status(m, mover, action, out)
     target = m.scene.get(mover.target)
     if target is None or action.target == "none":
         return len(out.violations) == flagged
-    _target_allowed(mover, target, action, out)
+    _target_allowed(m, mover, target, action, out)
     permitted = len(out.violations) == flagged
     _target_in_range(m, mover, target, action, out)
     if action.interposing and not target.is_friend_of(mover):
@@ -76,9 +78,9 @@ def _may_take(m: Measure, mover: Model, action: ActionRules, out: Findings) -> b
     return permitted
 
 
-def _keywords_and_status(mover: Model, action: ActionRules, out: Findings) -> None:
+def _keywords_and_status(m: Measure, mover: Model, action: ActionRules, out: Findings) -> None:
     """Keywords the action needs that the model lacks, and keywords or statuses that bar it."""
-    rule = _action_rule(mover)
+    rule = _action_rule(m, mover)
     for keyword in action.requires_keywords:
         if not mover.has(keyword):
             out.flag(rule, mover.id, f"{mover.id} needs '{keyword}' to make a {mover.action} move")
@@ -90,9 +92,11 @@ def _keywords_and_status(mover: Model, action: ActionRules, out: Findings) -> No
             out.flag(rule, mover.id, f"{mover.id} is {status} and may not {mover.action}")
 
 
-def _target_allowed(mover: Model, target: Model, action: ActionRules, out: Findings) -> None:
+def _target_allowed(
+    m: Measure, mover: Model, target: Model, action: ActionRules, out: Findings
+) -> None:
     """A friendly target, or a target whose keywords the action may not be aimed at."""
-    rule = _action_rule(mover)
+    rule = _action_rule(m, mover)
     if target.is_friend_of(mover):
         out.flag(
             rule,
@@ -120,7 +124,7 @@ def _target_in_range(
     gap = m.distance(mover, target, at_start=True)
     if gap > action.target_range_in + m.tol:
         out.flag(
-            _action_rule(mover),
+            _action_rule(m, mover),
             mover.id,
             f"{target.id} was {inches(gap)} away when the {mover.action} was declared; "
             f"the most is {inches(action.target_range_in)}",
@@ -180,11 +184,12 @@ def engaged(m: Measure, move: Move, out: Findings) -> None:
     mover = move.mover
     if not mover.moved or move.action.allowed_when_engaged:
         return
-    if "engaged" in mover.status:
+    status = m.rules.engaged_status
+    if status is not None and status in mover.status:
         out.flag(
             "engaged",
             mover.id,
-            f"{mover.id} is engaged and may not {mover.action} this phase",
+            f"{mover.id} is {status} and may not {mover.action} this phase",
         )
         return
     within = m.rules.zone.engaged_within_in if m.rules.zone else None
@@ -293,9 +298,10 @@ def terrain_at_end(m: Measure, move: Move, out: Findings) -> None:
 def ramming_friends(m: Measure, move: Move, out: Findings) -> None:
     """Friendly models the move ended within the zone of, or had to pass within the zone
     of on every route its allowance allows, where that is a ramming."""
-    mover, zone = move.mover, m.rules.zone
+    mover, zone, ramming = move.mover, m.rules.zone, m.rules.ramming
     if not mover.moved or zone is None or zone.friendly_entry != "ramming":
         return
+    assert ramming is not None  # the ruleset's file names the ramming where zones ram
     friends = m.friendly_zones(mover)
     ids = {x.id for x in friends}
     ended_in: set[str] = set()
@@ -309,7 +315,7 @@ def ramming_friends(m: Measure, move: Move, out: Findings) -> None:
                         "ramming",
                         mover.id,
                         f"{mover.id} ended {inches(gap)} from friendly {other.id}: "
-                        f"both roll a D6 against Integrity (Ramming Maneuver)",
+                        f"both roll {ramming.roll} ({ramming.name})",
                         other=other.id,
                         measured=gap,
                         limit=zone.range_in,
@@ -322,7 +328,7 @@ def ramming_friends(m: Measure, move: Move, out: Findings) -> None:
             mover.id,
             f"every route of {mover.id} within its {inches(move.allowance)} passes within "
             f"{inches(zone.range_in)} of friendly {other.id} (keeping clear: {how}): "
-            f"{mover.id} and {other.id} roll a D6 against Integrity (Ramming Maneuver)",
+            f"{mover.id} and {other.id} roll {ramming.roll} ({ramming.name})",
             other=other.id,
             measured=clear_in,
             limit=move.allowance,
@@ -439,13 +445,14 @@ def action_advisory(m: Measure, move: Move, out: Findings) -> None:
 
 def rammed_target(m: Measure, move: Move, out: Findings) -> None:
     """Base contact with the target of a ramming action."""
-    mover = move.mover
+    mover, ramming = move.mover, m.rules.ramming
     target = m.scene.get(mover.target)
     if move.action.ramming and target is not None and m.in_contact(mover, target):
+        assert ramming is not None  # the ruleset's file names it where an action rams
         out.advise(
             "ramming",
             mover.id,
-            f"{mover.id} rammed {target.id}: both roll a D6 against Integrity",
+            f"{mover.id} rammed {target.id}: both roll {ramming.roll}",
             other=target.id,
         )
 
@@ -455,7 +462,7 @@ def failed_charge(m: Measure, move: Move, out: Findings) -> None:
     a failed charge must still move its full distance, what it moved against its allowance."""
     mover = move.mover
     target = m.scene.get(mover.target)
-    if mover.action != "charge" or target is None or not mover.moved:
+    if not move.action.charge or target is None or not mover.moved:
         return
     gap = m.distance(mover, target)
     zone = m.rules.zone.range_in if m.rules.zone else 1.0
@@ -504,13 +511,15 @@ def _stopped_early(m: Measure, move: Move) -> bool:
 
 
 def dangerous_terrain(m: Measure, move: Move, out: Findings) -> None:
-    """Dangerous terrain the measured route crosses (a skimmer that ignores difficult
-    terrain flies over it)."""
-    mover = move.mover
+    """Dangerous terrain the measured route crosses (a mover the game exempts, whose
+    difficult terrain costs nothing extra, flies over it: a skimmer)."""
+    mover, movement = move.mover, m.rules.movement
     if len(move.route) < 2:
         return
     line = LineString(move.route)
-    skims = m.rules.movement.difficult_factor(mover.keywords) == 1.0 and mover.has("skimmer")
+    skims = movement.difficult_factor(mover.keywords) == 1.0 and any(
+        mover.has(k) for k in movement.dangerous_exempt_keywords
+    )
     for piece in m.scene.terrain:
         if piece.has("dangerous") and line.intersects(piece.polygon) and not skims:
             out.advise(

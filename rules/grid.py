@@ -176,6 +176,10 @@ class GridReferee:
     def judge_model(self, model_id: str) -> Verdict:
         return self._judge([model_id])
 
+    def judge_move_and_unit(self, model_id: str) -> tuple[Verdict, Verdict]:
+        """One model's move; a square-grid game has no unit checks."""
+        return self.judge_model(model_id), Verdict()
+
     def _judge(self, ids: list[str]) -> Verdict:
         out = Findings()
         moves = {mid: self._judge_move(self.scene.model(mid), out) for mid in ids}

@@ -184,7 +184,7 @@ def _beyond_the_search(m: Measure, move: Move, route: Route, out: Findings) -> b
         return False
     mover = move.mover
     out.flag(
-        _movement_rule(mover),
+        _movement_rule(m, mover),
         mover.id,
         f"{mover.id}'s shortest legal path is longer than {inches(route.cap_in)}; "
         f"its {mover.action} allows {inches(move.allowance)}",
@@ -199,10 +199,10 @@ def _over_allowance(m: Measure, move: Move, route: Route, out: Findings) -> bool
     target is a failed charge)."""
     mover, length = move.mover, route.length_in
     assert length is not None
-    failed = mover.action == "charge" and not m.charge_reached(mover)
-    what = "failed charge" if failed else mover.action
+    failed = m.rules.is_charge(mover.action) and not m.charge_reached(mover)
+    what = f"failed {mover.action}" if failed else mover.action
     out.flag(
-        _movement_rule(mover),
+        _movement_rule(m, mover),
         mover.id,
         f"{mover.id} moved {inches(length)} by the shortest legal path; "
         f"its {what} allows {inches(move.allowance)}",
@@ -224,9 +224,10 @@ _MOVEMENT_JUDGEMENTS: tuple[Callable[[Measure, Move, Route, Findings], bool], ..
 )
 
 
-def _movement_rule(mover: Model) -> RuleName:
-    """The rule a move over its allowance falls under: ``charge`` for a charge."""
-    return "charge" if mover.action == "charge" else "movement"
+def _movement_rule(m: Measure, mover: Model) -> RuleName:
+    """The rule a move over its allowance falls under: ``charge`` for one of the game's
+    charges."""
+    return "charge" if m.rules.is_charge(mover.action) else "movement"
 
 
 def _zone_in(m: Measure) -> float:

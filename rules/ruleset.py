@@ -1,5 +1,11 @@
 """Rulesets as data: one TOML file per game under ``rules/games/``, validated on load.
 
+The generic checks speak of roles (a charge, the engaged status, a ramming's roll); each
+game's file names them in its own words. What data cannot say is code beside the file
+(:mod:`tablesight.rules.games`). A game may also be loaded from a file outside the
+package (:func:`load_ruleset_file`): it recombines these rules, and no code is taken from
+beside it.
+
 >>> load_ruleset("necromunda").zone.range_in
 1.0
 >>> available()
@@ -45,6 +51,9 @@ class MovementRules(_Strict):
     #: Movers with any of these keywords that end a move on difficult or dangerous terrain
     #: must pass a Handling test (reported as an advisory).
     handling_test_keywords: list[str] = []
+    #: Movers with any of these keywords whose difficult terrain costs nothing extra fly
+    #: over dangerous terrain: crossing it asks for no test.
+    dangerous_exempt_keywords: list[str] = []
 
     def difficult_factor(self, keywords: frozenset[str]) -> float:
         """Inches of allowance one inch of difficult terrain costs a mover with ``keywords``
@@ -113,7 +122,10 @@ class ActionRules(_Strict):
     end_clear_of_enemies_in: float | None = Field(None, ge=0)
     #: A nearer enemy across the route must be charged instead (interposing enemy models).
     interposing: bool = False
-    #: The action is a deliberate collision with the target; both models roll.
+    #: The action is a charge: a wrong declaration or a move over its allowance is a
+    #: ``charge`` finding, and one that ends beyond the zone's range of its target failed.
+    charge: bool = False
+    #: The action is a deliberate collision with the target; both models roll (``[ramming]``).
     ramming: bool = False
     #: A roll this action asks for, reported as an advisory (e.g. ``risky_roll``).
     advisory: RuleName | None = None
@@ -145,20 +157,39 @@ class GridRules(_Strict):
         return self.move_actions.get("default", 2)
 
 
+class RammingRules(_Strict):
+    """What a ramming asks of the players, in the game's words: a friendly model's zone
+    entered where ``zone.friendly_entry = "ramming"``, or the target of a ramming action."""
+
+    #: What the game calls it, e.g. "Ramming Maneuver".
+    name: str = Field(min_length=1)
+    #: The roll both models make, e.g. "a D6 against Integrity".
+    roll: str = Field(min_length=1)
+
+
 class Ruleset(_Strict):
     """Everything the referee needs to know about one game's movement rules."""
 
     name: str
     title: str
     source: str
+    #: The status the players give a model locked in combat: it may then move only by an
+    #: action ``allowed_when_engaged``. ``None``: no status makes a model engaged.
+    engaged_status: str | None = None
     movement: MovementRules = MovementRules()
     zone: ZoneRules | None = None
     coherency: CoherencyRules | None = None
     grid: GridRules | None = None
+    ramming: RammingRules | None = None
     actions: dict[str, ActionRules]
 
     def action(self, name: str) -> ActionRules | None:
         return self.actions.get(name)
+
+    def is_charge(self, name: str) -> bool:
+        """Whether the action declared as ``name`` is one of this game's charges."""
+        action = self.actions.get(name)
+        return action is not None and action.charge
 
     def no_such_action(self, name: str) -> str:
         """The one-sentence finding for a declared action this game does not have."""
@@ -169,6 +200,14 @@ class Ruleset(_Strict):
         ruleset = load_toml(path, cls)
         if "move" not in ruleset.actions:
             raise InputError(f"{path}: actions: every game needs a 'move' action")
+        rams = [f"actions.{n}.ramming" for n, a in ruleset.actions.items() if a.ramming]
+        if ruleset.zone is not None and ruleset.zone.friendly_entry == "ramming":
+            rams.insert(0, "zone.friendly_entry")
+        if rams and ruleset.ramming is None:
+            raise InputError(
+                f"{path}: ramming: required key is missing ({rams[0]} asks for a ramming: "
+                f"give its name and roll)"
+            )
         return ruleset
 
 
@@ -184,3 +223,25 @@ def load_ruleset(name: str) -> Ruleset:
     if name not in available():
         raise InputError(f"unknown game {name!r}; known games: {', '.join(available())}")
     return Ruleset.from_toml(path)
+
+
+def load_ruleset_file(path: Path) -> Ruleset:
+    """A game from a TOML file outside the package, validated as the packaged ones are.
+
+    It may only recombine the rules of this module: a game's code (a hook module beside
+    its file) is found by name among the packaged games only, so the file may not take a
+    packaged game's name, and may not have a ``[grid]`` (the square-grid referee is the
+    packaged Battlestations' code). Nothing beside the file is imported.
+    """
+    ruleset = Ruleset.from_toml(path)
+    if ruleset.name in available():
+        raise InputError(
+            f"{path}: name: {ruleset.name!r} is a packaged game's name; give this game its "
+            f"own (packaged: {', '.join(available())})"
+        )
+    if ruleset.grid is not None:
+        raise InputError(
+            f"{path}: grid: a game from a file outside the package cannot have a [grid] "
+            f"(the square-grid referee is packaged code); allowed: no [grid] section"
+        )
+    return ruleset

@@ -156,7 +156,11 @@ class Scenario:
         self.ruleset = ruleset
 
     @classmethod
-    def from_json(cls, text: str, source: str = "scenario") -> Scenario:
+    def from_json(
+        cls, text: str, source: str = "scenario", ruleset: Ruleset | None = None
+    ) -> Scenario:
+        """The scenario in ``text``, judged under its ``game``, or under ``ruleset`` when
+        one is given (a game loaded from a file outside the package)."""
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -171,21 +175,22 @@ class Scenario:
             raise InputError(f"{source}: nested too deeply") from None
         except ValidationError as exc:
             raise from_validation(source, ScenarioIn, exc) from None
-        try:
-            ruleset = load_ruleset(spec.game)
-        except InputError as exc:
-            raise InputError(f"{source}: game: {exc}") from None
+        if ruleset is None:
+            try:
+                ruleset = load_ruleset(spec.game)
+            except InputError as exc:
+                raise InputError(f"{source}: game: {exc}") from None
         return cls(_scene(spec, ruleset, source), ruleset)
 
     @classmethod
-    def from_file(cls, path: Path) -> Scenario:
+    def from_file(cls, path: Path, ruleset: Ruleset | None = None) -> Scenario:
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise InputError(f"{path}: cannot read: {exc.strerror}") from None
         except UnicodeDecodeError:
             raise InputError(f"{path}: not UTF-8 text (a scenario is a JSON file)") from None
-        return cls.from_json(text, str(path))
+        return cls.from_json(text, str(path), ruleset)
 
 
 def _scene(spec: ScenarioIn, ruleset: Ruleset, source: str) -> Scene:

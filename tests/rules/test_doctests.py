@@ -11,6 +11,8 @@ MODULES = [
     "tablesight.rules.geometry",
     "tablesight.rules.pathing",
     "tablesight.rules.ruleset",
+    "tablesight.rules.hooks",
+    "tablesight.rules.games",
     "tablesight.rules.grid",
     "tablesight.rules.squares",
     "tablesight.rules.coherency",
