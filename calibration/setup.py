@@ -17,7 +17,8 @@ from tablesight.calibration.roster import (
     profile,
 )
 from tablesight.calibration.table import TableSpec
-from tablesight.rules.ruleset import Ruleset, load_ruleset
+from tablesight.rules.errors import InputError
+from tablesight.rules.ruleset import Ruleset, available, load_ruleset, load_ruleset_file
 from tablesight.rules.scenario import GridIn
 from tablesight.rules.scene import Table
 from tablesight.rules.session import Session
@@ -43,9 +44,16 @@ class Setup:
         roster_path: Path,
         terrain_path: Path | None = None,
         camera_path: Path | None = None,
+        ruleset: Ruleset | None = None,
     ) -> Setup:
-        """Load and cross-check the files; an :class:`InputError` names the bad one."""
-        ruleset = load_ruleset(game)
+        """Load and cross-check the files; an :class:`InputError` names the bad one.
+
+        ``ruleset``: the game's ruleset already loaded, e.g. from a file outside the
+        package (:func:`~tablesight.rules.ruleset.load_ruleset_file`); ``game`` is then its
+        name. Without it the packaged game ``game`` is loaded.
+        """
+        if ruleset is None:
+            ruleset = load_ruleset(game)
         table, roster, terrain, camera = load_table_files(
             table_path, roster_path, terrain_path, camera_path
         )
@@ -65,6 +73,20 @@ class Setup:
     def sides(self) -> list[str]:
         """The sides in the roster, in the order they first appear."""
         return list(dict.fromkeys(m.side for m in self.roster))
+
+
+def chosen_ruleset(game: str | None, ruleset_path: Path | None) -> Ruleset:
+    """The game asked for by ``--game`` (a packaged game's name) or ``--ruleset`` (a file
+    outside the package), one of them; an :class:`InputError` says what is wrong."""
+    if game is not None and ruleset_path is not None:
+        raise InputError("--ruleset: give --game or --ruleset, not both")
+    if ruleset_path is not None:
+        return load_ruleset_file(ruleset_path)
+    if game is None:
+        raise InputError(
+            f"--game: missing; give one of {', '.join(available())}, or --ruleset PATH"
+        )
+    return load_ruleset(game)
 
 
 def load_table_files(

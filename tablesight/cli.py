@@ -37,6 +37,8 @@ __version__ = "0.1.0"
 
 #: Exit status for bad input.
 EXIT_USAGE = 2
+#: What ``--ruleset`` takes.
+RULESET_HELP = "A game's TOML file outside the package (see README, Adding a game)."
 
 
 def fail(message: str) -> NoReturn:
@@ -75,19 +77,23 @@ def main() -> None:
 
 @main.command()
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--ruleset", "ruleset_path", type=click.Path(path_type=Path), help=RULESET_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON on stdout.")
-def check(scenario: Path, as_json: bool) -> None:
+def check(scenario: Path, ruleset_path: Path | None, as_json: bool) -> None:
     """Judge the moves in a scenario file against a game's rules.
 
-    SCENARIO is a JSON file (see samples/scenarios/). The exit status is 0 whatever the
-    verdict, 2 when the file is malformed.
+    SCENARIO is a JSON file (see samples/scenarios/), judged under its game or, with
+    --ruleset, under the game of that file. The exit status is 0 whatever the verdict, 2
+    when a file is malformed.
     """
     from tablesight.rules.errors import InputError
     from tablesight.rules.referee import referee_for
+    from tablesight.rules.ruleset import load_ruleset_file
     from tablesight.rules.scenario import Scenario
 
     try:
-        loaded = Scenario.from_file(scenario)
+        ruleset = load_ruleset_file(ruleset_path) if ruleset_path else None
+        loaded = Scenario.from_file(scenario, ruleset)
     except InputError as exc:
         fail(str(exc))
     verdict = referee_for(loaded.scene, loaded.ruleset).judge()
@@ -567,7 +573,8 @@ def _publisher(
     required=True,
     help="Webcam index (0), video file, image folder or glob, or rtsp:// / http:// stream.",
 )
-@click.option("--game", required=True, help="The game's ruleset, e.g. necromunda.")
+@click.option("--game", help="The game's ruleset, e.g. necromunda.")
+@click.option("--ruleset", "ruleset_path", type=click.Path(path_type=Path), help=RULESET_HELP)
 @click.option("--table", "table_path", required=True, type=click.Path(path_type=Path))
 @click.option("--roster", "roster_path", required=True, type=click.Path(path_type=Path))
 @click.option("--terrain", "terrain_path", type=click.Path(path_type=Path))
@@ -579,7 +586,8 @@ def _publisher(
 @_table_options
 def run(
     source: str,
-    game: str,
+    game: str | None,
+    ruleset_path: Path | None,
     table_path: Path,
     roster_path: Path,
     terrain_path: Path | None,
@@ -605,7 +613,7 @@ def run(
 
     target = _broker_target(table_name, broker, options)
     try:
-        setup = _setup(game, table_path, roster_path, terrain_path, camera_path)
+        setup = _setup(game, ruleset_path, table_path, roster_path, terrain_path, camera_path)
         opened = open_source(source)
         if isinstance(opened, LiveSource):
             opened.wait_opened()
@@ -832,7 +840,8 @@ def _serve(referee: Game, host: str, port: int, setup_url: str | None = None) ->
 
 @main.command()
 @click.argument("video", type=click.Path(path_type=Path))
-@click.option("--game", required=True, help="The game's ruleset, e.g. necromunda.")
+@click.option("--game", help="The game's ruleset, e.g. necromunda.")
+@click.option("--ruleset", "ruleset_path", type=click.Path(path_type=Path), help=RULESET_HELP)
 @click.option("--table", "table_path", required=True, type=click.Path(path_type=Path))
 @click.option("--roster", "roster_path", required=True, type=click.Path(path_type=Path))
 @click.option("--terrain", "terrain_path", type=click.Path(path_type=Path))
@@ -847,7 +856,8 @@ def _serve(referee: Game, host: str, port: int, setup_url: str | None = None) ->
 @click.option("--json", "as_json", is_flag=True, help='Print {"events": [...]} on stdout.')
 def analyze(
     video: Path,
-    game: str,
+    game: str | None,
+    ruleset_path: Path | None,
     table_path: Path,
     roster_path: Path,
     terrain_path: Path | None,
@@ -869,7 +879,7 @@ def analyze(
     from tablesight.vision.sources import FileSource, SourceError
 
     try:
-        setup = _setup(game, table_path, roster_path, terrain_path, camera_path)
+        setup = _setup(game, ruleset_path, table_path, roster_path, terrain_path, camera_path)
         script = Script.from_toml(script_path, setup) if script_path else None
         source = FileSource(str(video))
         recorder = _recorder(output, setup, str(video), video=False)
@@ -902,15 +912,17 @@ def _event_line(e: Event) -> str:
 
 
 def _setup(
-    game: str,
+    game: str | None,
+    ruleset_path: Path | None,
     table_path: Path,
     roster_path: Path,
     terrain_path: Path | None,
     camera_path: Path | None,
 ) -> Setup:
-    from tablesight.calibration.setup import Setup
+    from tablesight.calibration.setup import Setup, chosen_ruleset
 
-    return Setup.load(game, table_path, roster_path, terrain_path, camera_path)
+    ruleset = chosen_ruleset(game, ruleset_path)
+    return Setup.load(ruleset.name, table_path, roster_path, terrain_path, camera_path, ruleset)
 
 
 @main.command()

@@ -189,3 +189,94 @@ def test_sample_scenarios(
     assert text.returncode == 0
     for rule in violations + advisories:
         assert rule in text.stdout
+
+
+# -- a game from a file outside the package ---------------------------------------------------
+
+RULES_GAMES = Path(__file__).resolve().parent.parent / "rules" / "games"
+
+
+def _hasty_necromunda(folder: Path) -> Path:
+    """Necromunda with a Move of half the Movement characteristic, as one file of its own."""
+    text = (RULES_GAMES / "necromunda.toml").read_text(encoding="utf-8")
+    text = text.replace('name = "necromunda"', 'name = "hasty-necromunda"', 1)
+    text = text.replace('title = "Necromunda"', 'title = "Hasty Necromunda"', 1)
+    text = text.replace("[actions.move]\n", "[actions.move]\nfactor = 0.5\n", 1)
+    text = text.replace("# Move (Simple): up to the Movement characteristic.\nfactor = 1.0\n", "")
+    path = folder / "hasty-necromunda.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_check_with_a_game_from_a_file(tmp_path: Path, tablesight) -> None:
+    game = _hasty_necromunda(tmp_path)
+    # code beside an outside file is never run
+    (tmp_path / "hasty_necromunda.py").write_text(f"open({str(tmp_path / 'ran')!r}, 'w')\n")
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(json.dumps(GOOD))
+    result = tablesight("check", str(scenario), "--ruleset", str(game), "--json")
+    assert result.returncode == 0, result.stderr
+    verdict = json.loads(result.stdout)
+    # (2, 2) -> (5, 6): 5.0 in, straight past the wall; the allowance is 5 * 0.5 = 2.5 in
+    assert verdict["legal"] is False
+    assert [(v["rule"], v["model"], v["measured"], v["limit"]) for v in verdict["violations"]] == [
+        ("movement", "g1", 5.0, 2.5)
+    ]
+    assert verdict["violations"][0]["message"] == (
+        'g1 moved 5.00" by the shortest legal path; its move allows 2.50"'
+    )
+    assert verdict["moves"]["g1"]["allowance"] == 2.5
+    assert not (tmp_path / "ran").exists()
+    text = tablesight("check", str(scenario), "--ruleset", str(game))
+    assert text.stdout.startswith("Hasty Necromunda: 1 move judged: ILLEGAL")
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (("factor = 0.5", "factor = -0.5"), "actions.move.factor: Input should be greater than"),
+        (
+            ('pass_through = "friendly"', 'pass_through = "all"'),
+            "movement.pass_through: Input should be 'nobody' or 'friendly', got 'all'",
+        ),
+        (
+            ('name = "hasty-necromunda"', 'name = "necromunda"'),
+            "name: 'necromunda' is a packaged game's name; give this game its own",
+        ),
+    ],
+)
+def test_a_malformed_game_file_is_one_line_naming_the_field(
+    tmp_path: Path, change: tuple[str, str], expected: str, tablesight
+) -> None:
+    game = _hasty_necromunda(tmp_path)
+    game.write_text(game.read_text(encoding="utf-8").replace(*change, 1), encoding="utf-8")
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(json.dumps(GOOD))
+    result = tablesight("check", str(scenario), "--ruleset", str(game))
+    assert result.returncode == 2, result.stdout
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"tablesight: {game}: {expected}")
+
+
+def test_analyze_takes_a_game_file_or_a_game_not_both(tmp_path: Path, tablesight) -> None:
+    game = _hasty_necromunda(tmp_path)
+    game.write_text(game.read_text(encoding="utf-8").replace("factor = 0.5", "factor = -1", 1))
+    sample = SAMPLES.parent / "necromunda"
+    files = ["--table", str(sample / "table.toml"), "--roster", str(sample / "roster.toml")]
+    video = str(sample / "match.mp4")
+    bad = tablesight("analyze", video, "--ruleset", str(game), *files)
+    assert (bad.returncode, bad.stderr.strip()) == (
+        2,
+        f"tablesight: {game}: actions.move.factor: Input should be greater than or equal to 0, "
+        "got -1",
+    )
+    both = tablesight("analyze", video, "--game", "necromunda", "--ruleset", str(game), *files)
+    assert (both.returncode, both.stderr.strip()) == (
+        2,
+        "tablesight: --ruleset: give --game or --ruleset, not both",
+    )
+    neither = tablesight("analyze", video, *files)
+    assert neither.returncode == 2
+    assert neither.stderr.startswith("tablesight: --game: missing; give one of battlestations, ")
