@@ -50,17 +50,20 @@ class FrameRow:
 
 
 class PoseRow(NamedTuple):
-    """A model's pose in one frame, as recorded."""
+    """A model's pose in one frame, as recorded (``z_in``: its height, 0.0 on the table
+    and in files from before version 3)."""
 
     x_in: float
     y_in: float
     heading_deg: float
     sigma_in: float
     state: str
+    z_in: float = 0.0
 
 
 class TrackPoint(NamedTuple):
-    """A model's pose at a time: one row of :meth:`Match.tracks`."""
+    """A model's pose at a time: one row of :meth:`Match.tracks` (``z_in`` as in
+    :class:`PoseRow`)."""
 
     t: float
     x_in: float
@@ -68,6 +71,7 @@ class TrackPoint(NamedTuple):
     heading_deg: float
     sigma_in: float
     state: str
+    z_in: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -127,6 +131,7 @@ ROW_CHECKS: dict[str, tuple[str, dict[str, str]]] = {
             "heading_deg": _NUMBER,
             "sigma_in": _NUMBER,
             "state": _one_of(STATES),
+            "z_in": _NUMBER,
         },
     ),
     "revisions": ("revision", {"revision": _INTEGER, "created": _TEXT, "note": _TEXT}),
@@ -489,7 +494,7 @@ class Match:
     ) -> Iterator[tuple[str, TrackPoint]]:
         lo, hi = self._frame_range(start, end)
         sql = (
-            "SELECT p.model, f.t, p.x_in, p.y_in, p.heading_deg, p.sigma_in, p.state "
+            "SELECT p.model, f.t, p.x_in, p.y_in, p.heading_deg, p.sigma_in, p.state, p.z_in "
             "FROM poses p JOIN frames f ON f.id = p.frame WHERE p.frame BETWEEN ? AND ?"
         )
         args: list[Any] = [lo, hi]
@@ -559,7 +564,7 @@ class Match:
             if frame is not None:
                 check_rows(c, self.path, ("poses",), "frame = ?", (frame[0],))
                 for model, *rest in c.execute(
-                    "SELECT model, x_in, y_in, heading_deg, sigma_in, state FROM poses "
+                    "SELECT model, x_in, y_in, heading_deg, sigma_in, state, z_in FROM poses "
                     "WHERE frame = ?",
                     (frame[0],),
                 ):

@@ -139,6 +139,10 @@ MIGRATIONS: tuple[str, ...] = (
         acked REAL NOT NULL
     );
     """,
+    # 3: each pose's height (a model on a tower); poses of older files stand on the table
+    """
+    ALTER TABLE poses ADD COLUMN z_in REAL NOT NULL DEFAULT 0.0;
+    """,
 )
 #: The schema version this code writes and reads.
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -150,8 +154,8 @@ INSERT_EVENT = (
 )
 INSERT_FRAME = "INSERT INTO frames (id, t, source_index, video_frame) VALUES (?, ?, ?, ?)"
 INSERT_POSE = (
-    "INSERT INTO poses (frame, model, x_in, y_in, heading_deg, sigma_in, state) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO poses (frame, model, x_in, y_in, heading_deg, sigma_in, state, z_in) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
 INSERT_SNAPSHOT = "INSERT INTO snapshots (t, frame, state) VALUES (?, ?, ?)"
 INSERT_DECLARATION = (
@@ -165,8 +169,9 @@ INSERT_INPUT = "INSERT INTO inputs (kind, args) VALUES (?, ?)"
 SET_META = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
 
 #: One model's pose in one frame: x and y (inches), heading (degrees CCW from +x), the
-#: centre's uncertainty (inches) and the track's state.
-PoseTuple = tuple[float, float, float, float, str]
+#: centre's uncertainty (inches), the track's state and, optionally, the height z (inches;
+#: 0.0, on the table, when left out).
+PoseTuple = tuple[float, float, float, float, str] | tuple[float, float, float, float, str, float]
 
 
 def event_row(revision: int, e: Event) -> tuple[Any, ...]:

@@ -247,7 +247,7 @@ class MatchWriter:
         self.frame(
             frame,
             {
-                m.id: (m.pose.x, m.pose.y, m.pose.heading, m.sigma_in, m.track)
+                m.id: (m.pose.x, m.pose.y, m.pose.heading, m.sigma_in, m.track, m.pose.z)
                 for m in observation.models
             },
         )
@@ -261,18 +261,20 @@ class MatchWriter:
     ) -> None:
         """One processed frame: its time and number, and each model's pose in it.
 
-        ``poses`` maps a model id to ``(x_in, y_in, heading_deg, sigma_in, state)``, state
-        one of ``STATES``. The frame's picture
+        ``poses`` maps a model id to ``(x_in, y_in, heading_deg, sigma_in, state, z_in)``,
+        state one of ``STATES`` (``z_in`` left out: 0.0, on the table). The frame's picture
         goes into the video unless ``write_image`` is false or the writer has no video;
         such a frame has no ``video_frame``. The picture is kept by reference until it is
         written: do not draw on it afterwards. A frame with its camera's JPEG is never
         decoded here: the JPEG is what is written.
         """
         rows = []
-        for model, (x, y, heading, sigma, state) in poses.items():
+        for model, pose in poses.items():
+            x, y, heading, sigma, state = pose[:5]
+            z = pose[5] if len(pose) > 5 else 0.0
             if state not in STATES:
                 raise ValueError(f"pose of {model}: state must be one of {STATES}, got {state!r}")
-            rows.append((model, float(x), float(y), float(heading), float(sigma), state))
+            rows.append((model, float(x), float(y), float(heading), float(sigma), state, float(z)))
         picture = None
         if write_image and self.video_path is not None:
             # frame.image would decode a camera's frame in colour: its JPEG is taken instead

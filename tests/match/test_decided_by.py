@@ -96,9 +96,9 @@ def test_a_version_1_file_reads_as_decided_at_the_table(setup, tmp_path):
             {"t": 2.0, "event_id": 0, "decision": "dismiss", "by": "table", "note": None}
         ]
         assert match.published() == [] and match.unacknowledged() == []
-        assert match.meta["schema"] == SCHEMA_VERSION == 2
+        assert match.meta["schema"] == SCHEMA_VERSION == 3
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone() == (2,)
+    assert conn.execute("PRAGMA user_version").fetchone() == (3,)
     conn.close()
 
 

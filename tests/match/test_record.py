@@ -216,7 +216,7 @@ def test_a_match_reads_back_as_written(match_path: Path) -> None:
         assert match.integrity() == "ok"
         assert (meta["format"], meta["schema"], meta["app_version"]) == (
             "tablesight-match",
-            2,
+            3,
             "9.9.9",
         )
         assert (meta["game"], meta["fps"], meta["video"], meta["frames"]) == (
@@ -271,7 +271,7 @@ def test_a_match_reads_back_as_written(match_path: Path) -> None:
         tracks = match.tracks()
         assert sorted(tracks) == ["brute", "ganger"]
         assert len(tracks["ganger"]) == 300
-        assert tracks["ganger"][150] == pytest.approx((5.0, 11.5, 5.0, 90.0, 0.004, "moving"))
+        assert tracks["ganger"][150] == pytest.approx((5.0, 11.5, 5.0, 90.0, 0.004, "moving", 0.0))
         assert tracks["ganger"][150].state == "moving"
         assert tracks["brute"][299].state == "hidden"
         window = match.tracks("brute", start=8.0, end=9.0)
@@ -284,8 +284,8 @@ def test_a_moment_is_rebuilt_from_the_snapshot_and_the_frame(match_path: Path) -
         moment = match.state_at(7.01)  # between frames 210 (7.0 s) and 211
         assert moment.frame is not None
         assert (moment.frame.t, moment.frame.index, moment.frame.video_frame) == (7.0, 1210, 200)
-        assert moment.poses["ganger"] == pytest.approx((12.1, 5.0, 90.0, 0.004, "settled"))
-        assert moment.poses["brute"] == pytest.approx((30.0, 20.0, 180.0, 0.006, "settled"))
+        assert moment.poses["ganger"] == pytest.approx((12.1, 5.0, 90.0, 0.004, "settled", 0.0))
+        assert moment.poses["brute"] == pytest.approx((30.0, 20.0, 180.0, 0.006, "settled", 0.0))
         assert (moment.snapshot_t, moment.snapshot_frame) == (7.0, 1210)
         assert moment.state is not None
         assert moment.state["poses"]["ganger"] == [12.0, 5.0, 90.0, 0.0]
@@ -654,7 +654,7 @@ def test_a_killed_writer_loses_at_most_the_last_second(tmp_path: Path) -> None:
         assert frames[120].video_frame == 120
         moment = match.state_at(1.2)
         assert moment.frame is not None and moment.frame.index == 120
-        assert moment.poses["ganger"] == pytest.approx((10.12, 5.0, 90.0, 0.004, "moving"))
+        assert moment.poses["ganger"] == pytest.approx((10.12, 5.0, 90.0, 0.004, "moving", 0.0))
 
     # The AVI has no index, but every frame flushed before the kill reads in order (it may
     # hold a few frames more than the database: pictures are written before the commit).
@@ -795,7 +795,7 @@ def test_a_new_file_gets_the_current_version_and_wal(tmp_path: Path) -> None:
     path = tmp_path / "match.db"
     MatchWriter(path, SETUP, video=False).close()
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone() == (2,)
+    assert conn.execute("PRAGMA user_version").fetchone() == (3,)
     assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     conn.close()
 
@@ -807,7 +807,7 @@ def test_a_file_from_a_newer_version_is_refused(tmp_path: Path) -> None:
     conn.execute("PRAGMA user_version = 7")
     conn.close()
     line = (
-        f"{path}: match file format version 7 is newer than this TableSight reads (2); "
+        f"{path}: match file format version 7 is newer than this TableSight reads (3); "
         "update TableSight"
     )
     with pytest.raises(InputError) as caught:
