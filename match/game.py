@@ -24,12 +24,13 @@ from typing import Any
 
 from tablesight.calibration.script import Script, Step
 from tablesight.calibration.setup import Setup
+from tablesight.match.pagestate import Live, decided_by, located, page_state, poses_message
 from tablesight.match.schema import TABLE_DECIDES, RecordError
-from tablesight.match.viewstate import StateCache
+from tablesight.match.viewstate import StateCache, Worked
 from tablesight.match.writer import MatchWriter
 from tablesight.rules.errors import InputError
 from tablesight.rules.session import Event
-from tablesight.rules.view import describe, flags, measure, neighbours
+from tablesight.rules.view import flags, measure, neighbours
 from tablesight.vision.observe import Observation, Observer, PoseHealth
 from tablesight.vision.sight import detect
 from tablesight.vision.sources import FileSource, Frame, LiveSource
@@ -407,7 +408,7 @@ class Game:
         """The flags listed now (:func:`tablesight.rules.view.flags`), each with ``by`` and ``note``
         of its decision (``None`` while undecided)."""
         with self.lock:
-            return _decided_by(flags(self.session), dict(self.decided))
+            return decided_by(flags(self.session), dict(self.decided))
 
     # -- what views show --------------------------------------------------------------------
 
@@ -418,34 +419,35 @@ class Game:
         Working it out takes tens of milliseconds for a full table, so it is done on a
         copy of the session, outside the game's lock: frames never wait for it.
         """
-        return self._state.get(lambda: (self.generation, self.version), self._take_state)
+        return self._state.get(self._key, self._take_state).state
+
+    def newest_state(self, generation: int, version: int) -> Worked | None:
+        """Without waiting: the state worked out last, with its text made once for every
+        stream, if it is of ``generation`` and at least ``version``; else ``None``, and the
+        newest is being worked out on a thread of its own (:meth:`StateCache.ask`)."""
+        return self._state.ask((generation, version), self._key, self._take_state)
+
+    def _key(self) -> tuple[int, int]:
+        return self.generation, self.version
 
     def _take_state(self) -> Callable[[], dict[str, Any]]:
         """(Under the lock) a copy of what the state is worked out from, and the work."""
         session = self.session.copy()
-        seen = self.observation.models if self.observation else ()
-        tracks = {m.id: m.track for m in seen}
         decided = dict(self.decided)
-        live = {
-            "status": self.status,
-            "generation": self.generation,
-            "version": self.version,
-            "t": round(self.frame.t, 4) if self.frame else None,
-            "frame": self.frame.index if self.frame else None,
-            "events": len(self.session.events),
+        live = Live(
+            self.status,
+            self.generation,
+            self.version,
+            self.frame.t if self.frame else None,
+            self.frame.index if self.frame else None,
+            len(self.session.events),
             # how far the newest table pose can be trusted (None until the table is seen)
-            "pose": self.health.to_dict() if self.health is not None else None,
-        }
-        camera = self.mapping()
+            self.health.to_dict() if self.health is not None else None,
+        )
+        poses, camera = self._poses, self.mapping()
 
         def work() -> dict[str, Any]:
-            state = describe(session)
-            _decided_by(state["flags"], decided)
-            for m in state["models"]:
-                m["track"] = tracks.get(m["id"], "unseen")
-            state["live"] = live
-            state["camera"] = camera
-            return state
+            return page_state(session, live=live, decided=decided, poses=poses, camera=camera)
 
         return work
 
@@ -521,33 +523,12 @@ class Game:
         return frame.index, data
 
 
-def _decided_by(
-    listed: list[dict[str, Any]], decided: dict[int, tuple[str, str | None]]
-) -> list[dict[str, Any]]:
-    """Flags as :func:`tablesight.rules.view.flags` lists them, each given ``by`` and ``note``: who
-    made its decision and their note (``None`` while undecided)."""
-    for flag in listed:
-        by, note = decided.get(flag["id"], (None, None)) if flag["decision"] else (None, None)
-        flag["by"], flag["note"] = by, note
-    return listed
-
-
 def _poses(generation: int, frame: Frame, arrived: float, seen: Observation) -> dict[str, Any]:
     """A frame's light message (:meth:`Game.poses`): a few dozen bytes a model."""
-    return {
-        "generation": generation,
-        "frame": frame.index,
-        "t": round(frame.t, 4),
-        "arrived_ms": round(arrived * 1000.0, 1),
-        "models": [
-            [
-                m.id,
-                round(m.pose.x, 3),
-                round(m.pose.y, 3),
-                round(m.pose.heading, 1),
-                round(m.pose.z, 2),
-                m.track,
-            ]
-            for m in seen.models
-        ],
-    }
+    return poses_message(
+        generation,
+        frame.index,
+        frame.t,
+        round(arrived * 1000.0, 1),
+        (located(m.id, m.pose.x, m.pose.y, m.pose.heading, m.pose.z, m.track) for m in seen.models),
+    )

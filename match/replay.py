@@ -59,13 +59,16 @@ from typing import Any, BinaryIO
 import cv2
 import numpy as np
 
+from tablesight.match.pagestate import Decided, Live, located, page_state, poses_message
 from tablesight.match.reader import FrameRow, Match, untrusted
-from tablesight.match.viewstate import StateCache
+from tablesight.match.schema import TABLE_DECIDES
+from tablesight.match.viewstate import StateCache, Worked
 from tablesight.rules.errors import InputError
 from tablesight.rules.referee import referee_for
 from tablesight.rules.session import FLAG_KINDS, Event, Session
 from tablesight.rules.verdict import MoveReport
-from tablesight.rules.view import describe, measure, neighbours
+from tablesight.rules.view import measure, neighbours
+from tablesight.vision.observe import PoseHealth
 from tablesight.vision.sight import sight
 
 log = logging.getLogger("tablesight.replay")
@@ -85,6 +88,11 @@ PICTURE_CACHE = 32
 MAPPING_CACHE = 1024
 
 Journal = list[tuple[str, dict[str, Any]]]
+#: A decision on a flag as the replay shows who made it: when (seconds of footage), the
+#: flag's event id, who decided and their note.
+Decision = tuple[float, int, str, str | None]
+#: A picture's table-to-pixels mapping for views and the health of the pose it is from.
+PicturePose = tuple[dict[str, Any] | None, dict[str, object] | None]
 
 
 # -- the video ---------------------------------------------------------------------------------
@@ -254,6 +262,9 @@ class _Revision:
     #: (inputs taken, the session's snapshot then as JSON, its move reports then), in
     #: order; the first is (0, None, {}).
     checkpoints: list[tuple[int, str | None, dict[str, MoveReport]]]
+    #: Who made each decision on a flag, in the order taken (the live record's, and those
+    #: made in the replay).
+    decisions: list[Decision]
 
 
 def _describe_input(kind: str, args: dict[str, Any]) -> str:
@@ -317,9 +328,11 @@ class Replay:
         # the live record's events at full precision (``Match.events`` rounds them)
         self._live_events = match.state_at(math.inf).events
         self._rejudged: _Revision | None = None
-        self._tracks: dict[str, str] = {}
+        self._live_decisions = [_decision(d) for d in match.decisions()]
+        #: The models located in the frame shown, as the live game's poses message.
+        self._located: dict[str, Any] | None = None
         self._state = StateCache(self.lock)
-        self._mappings: OrderedDict[int, dict[str, Any] | None] = OrderedDict()
+        self._mappings: OrderedDict[int, PicturePose] = OrderedDict()
         path = match.video
         if path is not None:
             try:
@@ -427,7 +440,16 @@ class Replay:
             self.session = session
             self.frame = frame
             self.t = t
-            self._tracks = {m: p.state for m, p in moment.poses.items()}
+            self._located = poses_message(
+                self.generation,
+                frame.index,
+                frame.t,
+                None,
+                (
+                    located(m, p.x_in, p.y_in, p.heading_deg, p.z_in, p.state)
+                    for m, p in moment.poses.items()
+                ),
+            )
             self._touch()
             return self.position()
 
@@ -515,25 +537,42 @@ class Replay:
     def state(self) -> dict[str, Any]:
         """The table at the moment shown, as :meth:`Game.state` gives it live (``live`` has
         the moment's time and frame), plus ``replay``: :meth:`position`."""
-        return self._state.get(lambda: (self.generation, self.version), self._take_state)
+        return self._state.get(self._key, self._take_state).state
+
+    def newest_state(self, generation: int, version: int) -> Worked | None:
+        """Without waiting, as :meth:`Game.newest_state`."""
+        return self._state.ask((generation, version), self._key, self._take_state)
+
+    def _key(self) -> tuple[int, int]:
+        return self.generation, self.version
 
     def _take_state(self) -> Callable[[], dict[str, Any]]:
         """(Under the lock) the state worked out: a moment's table is small enough."""
-        state = describe(self.session)
-        for m in state["models"]:
-            m["track"] = self._tracks.get(m["id"], "unseen")
         frame = self.frame
-        state["live"] = {
-            "status": self.status,
-            "generation": self.generation,
-            "version": self.version,
-            "t": frame.t if frame else None,
-            "frame": frame.index if frame else None,
-            "events": len(self.session.events),
-        }
-        state["camera"] = self.mapping()
-        state["replay"] = self.position()
+        camera, health = self._picture_pose()
+        live = Live(
+            self.status,
+            self.generation,
+            self.version,
+            frame.t if frame else None,
+            frame.index if frame else None,
+            len(self.session.events),
+            health,
+        )
+        state = page_state(
+            self.session,
+            live=live,
+            decided=self._decided_at(frame.t if frame else self.t),
+            poses=self._located,
+            camera=camera,
+            replay=self.position(),
+        )
         return lambda: state
+
+    def _decided_at(self, t: float) -> Decided:
+        """Who made each flag's decision taken by ``t`` (the latest on each flag)."""
+        decisions = self._rejudged.decisions if self._rejudged else self._live_decisions
+        return {event_id: (by, note) for at, event_id, by, note in decisions if at <= t}
 
     def info(self) -> dict[str, Any]:
         """The whole match for the replay page: its footage, revisions, roster, and every
@@ -586,29 +625,36 @@ class Replay:
         """How table inches (z = 0) map to the shown picture's pixels, solved from the
         anchors in that picture (as :meth:`Game.mapping` gives it); ``None`` without a
         picture or when too few anchors show in it."""
+        return self._picture_pose()[0]
+
+    def _picture_pose(self) -> PicturePose:
+        """The shown picture's :meth:`mapping` and the health of the pose it is from (as
+        the live game's ``live.pose``); ``(None, None)`` without a picture or a pose."""
         frame = self.frame
         if frame is None or self.video is None or frame.video_frame is None:
-            return None
+            return None, None
         n = frame.video_frame
         with self.lock:
             if n in self._mappings:
                 self._mappings.move_to_end(n)
                 return self._mappings[n]
         image = self.video.image(n)
-        out = None if image is None else self._solve(image)
+        out: PicturePose = (None, None) if image is None else self._solve(image)
         with self.lock:
             self._mappings[n] = out
             while len(self._mappings) > MAPPING_CACHE:
                 self._mappings.popitem(last=False)
         return out
 
-    def _solve(self, image: np.ndarray) -> dict[str, Any] | None:
+    def _solve(self, image: np.ndarray) -> PicturePose:
         h, w = image.shape[:2]
         camera = self.setup.camera
         if camera is not None:  # the video may be scaled from the camera's pictures
             camera = camera.scaled_to(w, h)
         pose = sight(image, self.setup.table, camera).pose
-        return None if pose is None else pose.for_views((w, h))
+        if pose is None:
+            return None, None
+        return pose.for_views((w, h)), PoseHealth.of(pose).to_dict()
 
     # -- controls -----------------------------------------------------------------------------
 
@@ -650,9 +696,13 @@ class Replay:
             }
             return self._rejudge("declare", args)
 
-    def decide(self, event_id: int, decision: str) -> None:
+    def decide(
+        self, event_id: int, decision: str, by: str = TABLE_DECIDES, note: str | None = None
+    ) -> None:
         """Accept or dismiss a flag at the moment shown; saved as a new revision (its
-        events are the same; its note says what was decided)."""
+        events are the same; its note says what was decided). The state shows ``by`` and
+        ``note`` on the flag (as :meth:`Game.decide`); the match file keeps each revision's
+        events only, not who decided in it."""
         with self.lock:
             probe = self.setup.session()
             probe.restore(self.session.snapshot(), self.session.events)
@@ -660,14 +710,22 @@ class Replay:
                 probe.decide(event_id, decision)
             except ValueError as exc:
                 raise InputError(str(exc)) from None
-            self._rejudge("decide", {"event_id": event_id, "decision": decision})
+            args = {"event_id": event_id, "decision": decision}
+            self._rejudge("decide", args, (by, note))
 
-    def _rejudge(self, kind: str, args: dict[str, Any]) -> list[Event]:
+    def _rejudge(
+        self, kind: str, args: dict[str, Any], decided: tuple[str, str | None] | None = None
+    ) -> list[Event]:
         """Insert one input into the journal at the frame shown, take the whole journal
-        again, save the events as a revision and show it."""
+        again, save the events as a revision and show it; ``decided``: who made a decision
+        and their note."""
         frame = self.frame
         assert frame is not None
         base = self._rejudged
+        decisions = list(base.decisions if base else self._live_decisions)
+        if decided is not None:
+            after = bisect.bisect_right([d[0] for d in decisions], frame.t)
+            decisions.insert(after, (frame.t, int(args["event_id"]), *decided))
         inputs = base.inputs if base else self._live_inputs
         times = base.times if base else self._live_times
         at = bisect.bisect_right(times, frame.t)
@@ -693,11 +751,20 @@ class Replay:
             f"judged again from revision {base.number if base else 0}"
         )
         number = self.match.save_revision(session.events, note)
-        self._rejudged = _Revision(number, note, journal, stamps, session.events, checkpoints)
+        self._rejudged = _Revision(
+            number, note, journal, stamps, session.events, checkpoints, decisions
+        )
         self.revision = number
         self.generation += 1
         self.seek(self.t)
         return caused
+
+
+def _decision(row: dict[str, object]) -> Decision:
+    """A row of :meth:`Match.decisions` (its types checked when the file was opened)."""
+    t, event_id, by, note = row["t"], row["event_id"], row["by"], row["note"]
+    assert isinstance(t, int | float) and isinstance(event_id, int) and isinstance(by, str)
+    return float(t), event_id, by, None if note is None else str(note)
 
 
 def _fill_reports(session: Session) -> None:

@@ -9,6 +9,8 @@ fixture imported with it is set up once more); tests/test_suite_layout.py checks
   ``run_demo``: ``tablesight demo`` started on a free port, its table view's URL read from
   what it prints, stopped with Ctrl-C (SIGINT) afterwards; ``run_setup`` and ``run_hub``
   the same for ``tablesight setup`` and ``tablesight hub``.
+- ``state_shape``: a page state's shape (the path of every key at every level), to
+  compare the live game's with the replay's.
 - ``hand_lens``: a lens, a corner-anchored table file and a projection written out by
   hand, for tests that make up the pixels a camera would see.
 - ``two_model_table``, ``two_model_roster``, ``footage``, ``match_files``: the two-model
@@ -322,6 +324,30 @@ class Shots(Mapping[str, np.ndarray]):
             markers.append(PlacedMarker(10, 25.0, ganger_xy[0], ganger_xy[1], 0.0, 90.0))
         lens = PinholeCamera.looking_at(*camera)
         return render_table(lens, (44, 30), markers, shot=Shot(seed=seed))
+
+
+def _key_paths(value: object, path: str) -> set[str]:
+    if isinstance(value, dict):
+        out = {f"{path}.{k}" for k in value}
+        for k, v in value.items():
+            out |= _key_paths(v, f"{path}.{k}")
+        return out
+    if isinstance(value, list):
+        out = set()
+        items = [sorted(v) for v in value if isinstance(v, dict)]
+        if any(keys != items[0] for keys in items):
+            out.add(f"{path}[] (items with other keys)")
+        for v in value:
+            out |= _key_paths(v, f"{path}[]")
+        return out
+    return set()
+
+
+@pytest.fixture(scope="session")
+def state_shape() -> Callable[[object], set[str]]:
+    """A state's shape: the path of every key at every level (``state.live.pose``), a
+    list's items under ``[]``, and a mark on a list of dicts whose items differ in keys."""
+    return lambda state: _key_paths(state, "state")
 
 
 @pytest.fixture(scope="session")

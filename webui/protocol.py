@@ -14,6 +14,7 @@ from flask import current_app
 
 if TYPE_CHECKING:
     from tablesight.match.replay import Replay
+    from tablesight.match.viewstate import Worked
     from tablesight.rules.session import Event
 
 #: Where the app keeps the game (``app.extensions``), and the replay when it serves one.
@@ -40,6 +41,11 @@ class Refereed(Protocol):
     def state(self) -> dict[str, Any]:
         """The table as views draw it (:func:`tablesight.rules.view.describe`, with ``live`` and
         ``camera``)."""
+
+    def newest_state(self, generation: int, version: int) -> Worked | None:
+        """Without waiting: the state worked out last, with its text made once for every
+        caller, if it is of ``generation`` and at least ``version``; else ``None``, and the
+        newest is being worked out (what a page's stream sends)."""
 
     def events_since(self, first_id: int) -> list[Event]:
         """The events from id ``first_id`` on."""

@@ -14,19 +14,17 @@ states and pictures but gets every event. A stream ends when its client goes (th
 fails) or the game closes.
 
 Nor does a stream wait for the full state: working one out takes tens of milliseconds
-(over a hundred when the machine is busy), so it is worked out on a thread of its own
-(:class:`_States`), once per version and serialised once for every stream of the game,
-while each stream goes on sending the frames' poses as they come; the state goes out
-when it is ready, with the events it holds before it.
+(over a hundred when the machine is busy), so the game works it out on a thread of its own
+(``newest_state``: the game's one cache of its state,
+:class:`~tablesight.match.viewstate.StateCache`), once per version, and it is serialised
+once for every stream of the game, while each stream goes on sending the frames' poses as
+they come; the state goes out when it is ready, with the events it holds before it.
 """
 
 from __future__ import annotations
 
-import threading
 import time
-import weakref
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from flask import Blueprint, Response, current_app, request
@@ -102,81 +100,9 @@ class Posed(Protocol):
         """Until the version or the newest poses move on (``Game.wait_for_news``)."""
 
 
-@dataclass(frozen=True)
-class _State:
-    """A full state as its SSE message, and what it was worked out at."""
-
-    generation: int
-    version: int
-    #: How many of the game's events it holds (``live.events``); ``None``: not said.
-    events: int | None
-    message: str
-
-
-class _States:
-    """One game's newest full state, worked out on a thread of its own (one at a time)
-    and serialised once, for every stream of that game: a stream asks, goes on sending
-    poses, and takes the state when it is ready. An error working it out is raised to
-    the stream that asks next (which ends, as it did when it worked the state out itself).
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._held: _State | None = None
-        self._working = False
-        self._failed: Exception | None = None
-
-    def ask(self, shown: Refereed, generation: int, version: int) -> _State | None:
-        """The state if one of ``generation`` and at least ``version`` is held; else
-        ``None``, and the newest is being worked out."""
-        with self._lock:
-            held = self._held
-            if held is not None and held.generation == generation and held.version >= version:
-                return held
-            if self._failed is not None and not self._working:
-                failed, self._failed = self._failed, None
-                raise failed
-            if not self._working:
-                self._working = True
-                work = threading.Thread(target=self._work, args=(shown,), name="state", daemon=True)
-                work.start()
-        return None
-
-    def _work(self, shown: Refereed) -> None:
-        made: _State | None = None
-        try:
-            state = shown.state()
-            live = state.get("live") or {}
-            made = _State(
-                int(live.get("generation", shown.generation)),
-                int(live.get("version", shown.version)),
-                live.get("events"),
-                _sse("state", state),
-            )
-        except Exception as exc:  # raised to the stream that asks next
-            with self._lock:
-                self._failed = exc
-        finally:
-            with self._lock:
-                self._working = False
-                if made is not None:
-                    self._held = made
-
-
-#: Each game's (or replay's) :class:`_States`, for as long as it is shown.
-_states: weakref.WeakKeyDictionary[Any, _States] = weakref.WeakKeyDictionary()
-_states_lock = threading.Lock()
-
-
-def _states_of(shown: Refereed) -> _States:
-    with _states_lock:
-        try:
-            states = _states.get(shown)
-            if states is None:
-                states = _states[shown] = _States()
-        except TypeError:  # not weakly referable: a stream of its own
-            states = _States()
-        return states
+def _state_message(state: dict[str, Any]) -> str:
+    """A full state as its SSE message (made once per state, for every stream)."""
+    return _sse("state", state)
 
 
 def _stream(shown: Refereed, next_id: int) -> Iterator[str]:
@@ -187,7 +113,6 @@ def _stream(shown: Refereed, next_id: int) -> Iterator[str]:
     last_state = 0.0
     owed = False  # a change not yet sent as state
     wanted: int | None = None  # the version the state due must be at least as new as
-    states = _states_of(shown)
     posed = shown if isinstance(shown, Posed) else None
     sent_frame: tuple[int, int] | None = None
     sent: dict[str, list[Any]] = {}  # each model's entry as this stream last sent it
@@ -223,20 +148,23 @@ def _stream(shown: Refereed, next_id: int) -> Iterator[str]:
             continue  # the state waits for its turn; the poses did not
         if wanted is None:
             wanted = seen_version  # newer changes go with the next state
-        state = states.ask(shown, generation, wanted)
-        if state is None:
+        worked = shown.newest_state(generation, wanted)
+        if worked is None:
             continue  # being worked out: the poses go on meanwhile
+        made = worked.key[1]  # the version it was worked out at
+        # how many of the game's events it holds (None: not said)
+        events: int | None = (worked.state.get("live") or {}).get("events")
         # the events the state holds, before it (those after it go with the next one)
-        if state.events is None or state.events > next_id:
+        if events is None or events > next_id:
             for e in shown.events_since(next_id):
-                if state.events is not None and e.id >= state.events:
+                if events is not None and e.id >= events:
                     break
                 next_id = e.id + 1
                 yield _sse("event", e.to_dict(), e.id)
         # what it holds needs no other state; what came after it does
-        seen_version = max(seen_version, state.version)
-        last_state, owed, wanted = time.monotonic(), state.version < seen_version, None
-        yield state.message
+        seen_version = max(seen_version, made)
+        last_state, owed, wanted = time.monotonic(), made < seen_version, None
+        yield worked.text(_state_message)
 
 
 def _mjpeg(shown: Refereed) -> Iterator[bytes]:

@@ -24,6 +24,7 @@ import pytest
 
 from tablesight.calibration.camera import CameraModel
 from tablesight.calibration.setup import Setup
+from tablesight.match.viewstate import Worked
 from tablesight.rules.ruleset import load_ruleset
 
 #: Playwright cannot download its browsers here: it drives Debian's.
@@ -195,6 +196,10 @@ class Hostile:
 
     def state(self) -> dict[str, Any]:
         return self._out(self._shown.state())
+
+    def newest_state(self, generation: int, version: int) -> Worked | None:
+        worked = self._shown.newest_state(generation, version)
+        return None if worked is None else Worked(worked.key, self._out(worked.state))
 
     def info(self) -> dict[str, Any]:
         return self._out(self._shown.info())

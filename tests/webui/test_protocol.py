@@ -1,5 +1,6 @@
 """The web UI's edges: the views take no lock, the live game and the replay both answer
-the one protocol, and each page's keyboard is said once (webui/keys.py)."""
+the one protocol with states of one shape, and each page's keyboard is said once
+(webui/keys.py)."""
 
 from __future__ import annotations
 
@@ -71,6 +72,20 @@ def test_a_live_game_has_the_protocols_attributes(setup, footage, tmp_path) -> N
     first = game.state()
     game.process(Frame(pics["start"], 1 / 30, 1))
     assert game.state() is not first and game.state()["live"]["frame"] == 1
+
+
+def test_the_game_and_the_replay_give_states_of_one_shape(
+    played_game, recorded_match, state_shape
+) -> None:
+    """Every key of the live game's state, at every level, is in the replay's, and the
+    replay's only other keys say where it stands (``replay``)."""
+    live = played_game.state()
+    with Replay(recorded_match) as replay:
+        replay.seek(replay.end_t)  # the ganger moved, its move flagged: as in the game
+        replayed = replay.state()
+    assert [f["kind"] for f in live["flags"]] == [f["kind"] for f in replayed["flags"]]
+    where = {k for k in state_shape(replayed) if k.startswith("state.replay")}
+    assert where and state_shape(replayed) - where == state_shape(live)
 
 
 class _Help(HTMLParser):

@@ -94,14 +94,15 @@ def test_every_frame_has_its_poses_message(played_game, footage, monkeypatch):
 def test_poses_go_on_while_the_full_state_is_worked_out(played_game, footage, monkeypatch):
     _, pics = footage
     let_go, asked = threading.Event(), threading.Event()
-    worked_out = played_game.state
+    cache = played_game._state  # the game's one cache of its state
+    worked_out = cache.get
 
-    def held_state() -> dict[str, Any]:
+    def held_get(key: Any, take: Any) -> Any:
         asked.set()
         assert let_go.wait(WAIT_S)
-        return worked_out()
+        return worked_out(key, take)
 
-    monkeypatch.setattr(played_game, "state", held_state)
+    monkeypatch.setattr(cache, "get", held_get)
     reader = Reader(played_game)
     try:
         assert reader.next("poses")["frame"] == 23
