@@ -114,8 +114,6 @@ class Game:
         #: deleted), as one line; the game goes on without it.
         self.record_failure: str | None = None
         self._failure_told = True
-        if recorder is not None:
-            self.session.journal = self._journal
 
     # -- listeners ------------------------------------------------------------------------
 
@@ -132,6 +130,7 @@ class Game:
         """Hand events to the match file (unless a frame's record already holds them) and
         to every listener, and wake whoever waits for a change. A recording that failed is
         told here, once, as a ``recording_stopped`` event (it is not in the file)."""
+        self._journal()
         if not recorded and events:
 
             def write(recorder: MatchWriter) -> None:
@@ -167,15 +166,24 @@ class Game:
         except RecordError as exc:
             self._stop_recording(str(exc))
 
-    def _journal(self, kind: str, args: dict[str, Any]) -> None:
-        self._record(lambda r: r.input(kind, args))
+    def _journal(self) -> None:
+        """Hand the inputs the session took since the last change to the match file, in
+        order (every change is told, so none waits longer); without one, let them go."""
+        inputs = self.session.take_journal()
+        if not inputs:
+            return
+
+        def write(recorder: MatchWriter) -> None:
+            for kind, args in inputs:
+                recorder.input(kind, args)
+
+        self._record(write)
 
     def _stop_recording(self, failure: str | None) -> None:
         """Close the match file (what was committed stays valid); ``failure``: why it
         stopped early, reported once."""
         with self.lock:
             recorder, self.recorder = self.recorder, None
-            self.session.journal = None
             if recorder is not None:
                 try:
                     recorder.close()

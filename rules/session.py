@@ -32,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, ParamSpec, TypeVar
 
@@ -103,12 +103,14 @@ class Event:
 P = ParamSpec("P")
 R = TypeVar("R")
 
-#: A journal entry: the input's name and its arguments as plain JSON values.
-Journal = Callable[[str, dict[str, Any]], None]
+#: A journal: the inputs a session took, in order, each its name and its arguments as
+#: plain JSON values (``Session.replay`` takes one; a match file keeps one).
+Journal = list[tuple[str, dict[str, Any]]]
 
 
 def _journaled(method: Callable[P, R]) -> Callable[P, R]:
-    """Tell the session's journal about each input once it has been taken.
+    """Add each input, once it has been taken, to the journal the session hands on
+    (``Session.take_journal``).
 
     Everything a session knows comes through these inputs, so replaying the journal
     (``Session.replay``) rebuilds it exactly, and replaying it with one declaration
@@ -121,13 +123,12 @@ def _journaled(method: Callable[P, R]) -> Callable[P, R]:
         out = method(*args, **kwargs)
         session = args[0]
         assert isinstance(session, Session)
-        if session.journal is not None:
-            bound = signature.bind(*args, **kwargs)
-            plain = {
-                k: [v.x, v.y, v.heading, v.z] if isinstance(v, Pose) else v
-                for k, v in list(bound.arguments.items())[1:]
-            }
-            session.journal(method.__name__, plain)
+        bound = signature.bind(*args, **kwargs)
+        plain = {
+            k: [v.x, v.y, v.heading, v.z] if isinstance(v, Pose) else v
+            for k, v in list(bound.arguments.items())[1:]
+        }
+        session._journal.append((method.__name__, plain))
         return out
 
     return wrapper
@@ -228,47 +229,252 @@ class Declaration:
     roll: int | None = None
 
 
+class SnapshotError(ValueError):
+    """A snapshot (a match file's session state) this version cannot restore: the keys it
+    lacks or does not know, named in one line."""
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """How one field of :class:`SessionState` is copied, and kept in a snapshot."""
+
+    #: A copy to read while the session goes on changing.
+    copy: Callable[[Any], Any]
+    #: To plain JSON values, and back (given the events up to the snapshot); ``None``
+    #: when a snapshot does not keep it (a restored session starts it afresh).
+    dump: Callable[[Any], object] | None
+    load: Callable[[Any, Sequence[Event]], Any] | None
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _keep(
+    copy: Callable[[Any], Any] = _same,
+    dump: Callable[[Any], object] | None = _same,
+    load: Callable[[Any], Any] | None = _same,
+) -> dict[str, _Kept]:
+    """The metadata of a field of :class:`SessionState`: how it is copied and kept in a
+    snapshot (``dump=None``: not kept)."""
+
+    def loaded(value: Any, _events: Sequence[Event]) -> Any:
+        assert load is not None
+        return load(value)
+
+    return {"kept": _Kept(copy, dump, loaded if load is not None else None)}
+
+
+#: Kept in snapshots as it is (a number, a text or ``None``).
+_AS_IS = _keep()
+
+
+def _poses_out(poses: dict[str, Pose]) -> dict[str, list[float]]:
+    return {k: [p.x, p.y, p.heading, p.z] for k, p in poses.items()}
+
+
+def _poses_in(poses: dict[str, list[float]]) -> dict[str, Pose]:
+    return {k: Pose(p[0], p[1], p[2], p[3]) for k, p in poses.items()}
+
+
+def _findings_out(findings: dict[str, list[Finding]]) -> dict[str, list[dict[str, Any]]]:
+    return {k: [dataclasses.asdict(f) for f in v] for k, v in findings.items()}
+
+
+def _findings_in(findings: dict[str, list[dict[str, Any]]]) -> dict[str, list[Finding]]:
+    return {k: [Finding(**f) for f in v] for k, v in findings.items()}
+
+
+def _terrain_piece(
+    terrain_id: str, polygon: list[list[float]], height_in: float, keywords: Iterable[str]
+) -> Terrain:
+    return Terrain(terrain_id, Polygon(polygon), height_in, frozenset(keywords))
+
+
+def _terrain_out(terrain: tuple[Terrain, ...]) -> list[list[object]]:
+    return [
+        [t.id, [list(p) for p in t.polygon.exterior.coords[:-1]], t.height_in, sorted(t.keywords)]
+        for t in terrain
+    ]
+
+
+def _terrain_in(pieces: list[list[Any]]) -> tuple[Terrain, ...]:
+    placed: dict[str, Terrain] = {}
+    for terrain_id, polygon, height_in, keywords in pieces:
+        placed.pop(terrain_id, None)  # placed again: where it stands last
+        placed[terrain_id] = _terrain_piece(terrain_id, polygon, height_in, keywords)
+    return tuple(placed.values())
+
+
+def _copied(d: dict[Any, Any]) -> dict[Any, Any]:
+    return dict(d)
+
+
+#: How the state's dicts of poses, of plain values and of findings are copied and kept.
+_POSES = _keep(copy=_copied, dump=_poses_out, load=_poses_in)
+_PLAIN = _keep(copy=_copied, dump=_copied, load=_copied)
+_FINDINGS = _keep(
+    copy=lambda d: {k: list(v) for k, v in d.items()}, dump=_findings_out, load=_findings_in
+)
+
+
+@dataclass(kw_only=True)
+class SessionState:
+    """What changes as a game goes on, each field declared once with how it is copied and
+    kept in a snapshot (``Session.copy``, ``Session.snapshot`` and ``Session.restore`` all
+    go over these fields; a field without its ``_keep`` metadata is refused at import)."""
+
+    turn: int = field(default=1, metadata=_AS_IS)
+    side: str | None = field(default=None, metadata=_AS_IS)
+    in_phase: bool = field(default=False, metadata=_AS_IS)
+    poses: dict[str, Pose] = field(default_factory=dict, metadata=_POSES)
+    phase_start: dict[str, Pose] = field(default_factory=dict, metadata=_POSES)
+    #: How far each model's pose may be off, in inches (the camera's uncertainty).
+    sigmas: dict[str, float] = field(default_factory=dict, metadata=_PLAIN)
+    phase_sigmas: dict[str, float] = field(default_factory=dict, metadata=_PLAIN)
+    declarations: dict[str, Declaration] = field(
+        default_factory=dict,
+        metadata=_keep(
+            copy=lambda d: {k: dataclasses.replace(v) for k, v in d.items()},
+            dump=lambda d: {k: dataclasses.asdict(v) for k, v in d.items()},
+            load=lambda d: {k: Declaration(**v) for k, v in d.items()},
+        ),
+    )
+    #: The findings of each model's move this phase, as last judged (by the model's id).
+    open_findings: dict[str, list[Finding]] = field(default_factory=dict, metadata=_FINDINGS)
+    #: The unit checks' findings about each model, as its unit stands (by the model's id).
+    unit_findings: dict[str, list[Finding]] = field(default_factory=dict, metadata=_FINDINGS)
+    #: Flags of earlier phases nobody has decided yet, as they stood when their phase
+    #: ended, by the id of the event that raised them.
+    earlier_flags: dict[int, Finding] = field(
+        default_factory=dict,
+        metadata=_keep(
+            copy=_copied,
+            dump=lambda d: [[k, dataclasses.asdict(f)] for k, f in d.items()],
+            load=lambda pairs: {int(k): Finding(**f) for k, f in pairs},
+        ),
+    )
+    #: The event that raised each finding still open, by the finding's key.
+    flag_events: dict[tuple[str, str, str | None], int] = field(
+        default_factory=dict,
+        metadata=_keep(
+            copy=_copied,
+            dump=lambda d: [[*k, v] for k, v in d.items()],
+            load=lambda rows: {(r, m, o): i for r, m, o, i in rows},
+        ),
+    )
+    #: What the players decided about a flag, by its event id: "accept" or "dismiss".
+    decisions: dict[int, str] = field(
+        default_factory=dict,
+        metadata=_keep(
+            copy=_copied,
+            dump=lambda d: {str(k): v for k, v in d.items()},
+            load=lambda d: {int(k): v for k, v in d.items()},
+        ),
+    )
+    #: The terrain pieces on the table (placed from the setup, and as the camera sees them).
+    terrain: tuple[Terrain, ...] = field(
+        default=(), metadata=_keep(dump=_terrain_out, load=_terrain_in)
+    )
+    #: Why the camera side does not trust the table pose, while it does not (moves are
+    #: not judged meanwhile); empty when it does.
+    pose_problem: str = field(default="", metadata=_AS_IS)
+    #: Every event so far, by id; a copy shares the list (it is only ever appended to), a
+    #: snapshot keeps how many there were (the match file keeps the events themselves).
+    events: list[Event] = field(
+        default_factory=list,
+        metadata={"kept": _Kept(_same, len, lambda n, events: list(events[:n]))},
+    )
+    #: The latest measurement of each model's move this phase. Not kept in snapshots
+    #: (a snapshot keeps the findings, not the allowances and routes views draw).
+    reports: dict[str, MoveReport] = field(
+        default_factory=dict, metadata=_keep(copy=_copied, dump=None, load=None)
+    )
+    #: Since when the table pose has not been trusted, until judging is held. Not kept
+    #: in snapshots: it is timed on frames, and a snapshot goes on with journal inputs.
+    pose_doubted_since: float | None = field(
+        default=None, compare=False, repr=False, metadata=_keep(dump=None, load=None)
+    )
+
+
+def _fresh(name: str) -> Any:
+    """A field of the state as a new session has it."""
+    f = SessionState.__dataclass_fields__[name]
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return f.default
+
+
+def _kept(f: dataclasses.Field[Any]) -> _Kept:
+    kept = f.metadata.get("kept")
+    if not isinstance(kept, _Kept):
+        raise TypeError(
+            f"SessionState.{f.name}: give it metadata=_keep(...) (how it is copied and kept)"
+        )
+    return kept
+
+
+#: Each field of the state with how it is copied and kept (checked at import).
+STATE_FIELDS: tuple[tuple[str, _Kept], ...] = tuple(
+    (f.name, _kept(f)) for f in dataclasses.fields(SessionState)
+)
+#: The keys of a snapshot (``Session.snapshot``), in the order written.
+SNAPSHOT_KEYS: tuple[str, ...] = tuple(name for name, kept in STATE_FIELDS if kept.dump)
+
+#: Keys snapshots gained after match files were first written, oldest first, each with
+#: what a snapshot written before it stood for. Match files of schema version 1 (written
+#: 2026-11-21 to 2026-11-24) hold snapshots of each of these ages; every file of version 2
+#: on has every key. Only a whole age's keys are filled in (``upgrade_snapshot``).
+OLDER_SNAPSHOTS: tuple[dict[str, object], ...] = (
+    {"terrain": []},  # before terrain seen by the camera was placed: none
+    {"unit_findings": {}, "earlier_flags": []},  # before units and earlier flags were kept
+    {"pose_problem": ""},  # before the table pose could be untrusted: trusted
+)
+
+
+def upgrade_snapshot(state: Mapping[str, Any]) -> dict[str, Any]:
+    """A snapshot of an older match file as this version writes it: the keys it lacks for
+    its age (``OLDER_SNAPSHOTS``, newest first) filled with what they stood for then. Any
+    other key missing is left missing (``Session.restore`` refuses it).
+
+    >>> sorted(upgrade_snapshot({"turn": 1, "unit_findings": {}}))
+    ['pose_problem', 'turn', 'unit_findings']
+    """
+    out = dict(state)
+    for added in reversed(OLDER_SNAPSHOTS):
+        if any(key in out for key in added):
+            break
+        out.update(added)
+    return out
+
+
+def check_snapshot(state: Mapping[str, Any]) -> None:
+    """A ``SnapshotError`` naming the keys when ``state`` does not have exactly the keys of
+    a snapshot (``SNAPSHOT_KEYS``)."""
+    missing = [key for key in SNAPSHOT_KEYS if key not in state]
+    unknown = sorted(str(key) for key in state if key not in SNAPSHOT_KEYS)
+    problems = []
+    if missing:
+        problems.append("missing " + ", ".join(repr(k) for k in missing))
+    if unknown:
+        problems.append("unknown key " + ", ".join(repr(k) for k in unknown))
+    if problems:
+        raise SnapshotError("snapshot: " + "; ".join(problems))
+
+
 @dataclass
-class Session:
-    """The state of one game, and the events each change brings."""
+class Session(SessionState):
+    """The state of one game (a :class:`SessionState`, what changes as it goes on), what it
+    is played with, and the events each change brings."""
 
     ruleset: Ruleset
     table: Table
     models: dict[str, Model]
-    terrain: tuple[Terrain, ...] = ()
     tolerance_in: float = 0.05
     #: Where the squares lie, for games played on a square grid.
     grid: Grid | None = None
-    turn: int = 1
-    side: str | None = None
-    in_phase: bool = False
-    poses: dict[str, Pose] = field(default_factory=dict)
-    #: How far each model's pose may be off, in inches (the camera's uncertainty).
-    sigmas: dict[str, float] = field(default_factory=dict)
-    phase_sigmas: dict[str, float] = field(default_factory=dict)
-    phase_start: dict[str, Pose] = field(default_factory=dict)
-    declarations: dict[str, Declaration] = field(default_factory=dict)
-    #: The findings of each model's move this phase, as last judged (by the model's id).
-    open_findings: dict[str, list[Finding]] = field(default_factory=dict)
-    #: The unit checks' findings about each model, as its unit stands (by the model's id).
-    unit_findings: dict[str, list[Finding]] = field(default_factory=dict)
-    #: Flags of earlier phases nobody has decided yet, as they stood when their phase
-    #: ended, by the id of the event that raised them.
-    earlier_flags: dict[int, Finding] = field(default_factory=dict)
-    events: list[Event] = field(default_factory=list)
-    #: The event that raised each finding still open, by the finding's key.
-    flag_events: dict[tuple[str, str, str | None], int] = field(default_factory=dict)
-    #: What the players decided about a flag, by its event id: "accept" or "dismiss".
-    decisions: dict[int, str] = field(default_factory=dict)
-    #: The latest measurement of each model's move this phase.
-    reports: dict[str, MoveReport] = field(default_factory=dict)
-    #: Why the camera side does not trust the table pose, while it does not (moves are
-    #: not judged meanwhile); empty when it does.
-    pose_problem: str = ""
-    #: Since when the table pose has not been trusted, until judging is held.
-    pose_doubted_since: float | None = field(default=None, repr=False, compare=False)
-    #: Told of every input (see ``_journaled``), e.g. to write it to a match file.
-    journal: Journal | None = field(default=None, repr=False, compare=False)
+    #: The inputs taken and not yet handed on (``take_journal``).
+    _journal: Journal = field(default_factory=list, init=False, repr=False, compare=False)
 
     # -- control --------------------------------------------------------------------------
 
@@ -486,7 +692,7 @@ class Session:
     def _place(
         self, terrain_id: str, polygon: list[list[float]], height_in: float, keywords: list[str]
     ) -> None:
-        piece = Terrain(terrain_id, Polygon(polygon), height_in, frozenset(keywords))
+        piece = _terrain_piece(terrain_id, polygon, height_in, keywords)
         self.terrain = (*(t for t in self.terrain if t.id != terrain_id), piece)
 
     @_journaled
@@ -505,90 +711,39 @@ class Session:
             getattr(self, kind)(**args)
         return self.events[first:]
 
+    def take_journal(self) -> Journal:
+        """The inputs taken since the last call, in order, as ``replay`` takes them; the
+        caller hands them on (the game to its match file)."""
+        taken, self._journal = self._journal, []
+        return taken
+
     def copy(self) -> Session:
         """A copy to read while this session goes on changing (its events list is shared:
-        it is only ever appended to)."""
+        it is only ever appended to). Its journal starts empty."""
         return dataclasses.replace(
-            self,
-            poses=dict(self.poses),
-            phase_start=dict(self.phase_start),
-            sigmas=dict(self.sigmas),
-            phase_sigmas=dict(self.phase_sigmas),
-            declarations={k: dataclasses.replace(d) for k, d in self.declarations.items()},
-            open_findings={k: list(v) for k, v in self.open_findings.items()},
-            unit_findings={k: list(v) for k, v in self.unit_findings.items()},
-            earlier_flags=dict(self.earlier_flags),
-            flag_events=dict(self.flag_events),
-            decisions=dict(self.decisions),
-            reports=dict(self.reports),
-            journal=None,
+            self, **{name: k.copy(getattr(self, name)) for name, k in STATE_FIELDS}
         )
 
     # -- saving and restoring -----------------------------------------------------------------
 
     def snapshot(self) -> dict[str, object]:
         """The session's state as plain JSON values (events are kept apart, by id)."""
+        return {name: k.dump(getattr(self, name)) for name, k in STATE_FIELDS if k.dump}
 
-        def poses(d: dict[str, Pose]) -> dict[str, list[float]]:
-            return {k: [p.x, p.y, p.heading, p.z] for k, p in d.items()}
+    def restore(self, state: Mapping[str, Any], events: Sequence[Event]) -> None:
+        """Back to a snapshot, with the events up to it (``len(events) == state["events"]``).
 
-        return {
-            "turn": self.turn,
-            "side": self.side,
-            "in_phase": self.in_phase,
-            "poses": poses(self.poses),
-            "phase_start": poses(self.phase_start),
-            "sigmas": dict(self.sigmas),
-            "phase_sigmas": dict(self.phase_sigmas),
-            "declarations": {k: dataclasses.asdict(d) for k, d in self.declarations.items()},
-            "open_findings": {
-                k: [dataclasses.asdict(f) for f in v] for k, v in self.open_findings.items()
-            },
-            "unit_findings": {
-                k: [dataclasses.asdict(f) for f in v] for k, v in self.unit_findings.items()
-            },
-            "earlier_flags": [[k, dataclasses.asdict(f)] for k, f in self.earlier_flags.items()],
-            "flag_events": [[*k, v] for k, v in self.flag_events.items()],
-            "decisions": {str(k): v for k, v in self.decisions.items()},
-            "terrain": [
-                [
-                    t.id,
-                    [list(p) for p in t.polygon.exterior.coords[:-1]],
-                    t.height_in,
-                    sorted(t.keywords),
-                ]
-                for t in self.terrain
-            ],
-            "pose_problem": self.pose_problem,
-            "events": len(self.events),
+        A snapshot of an older match file is upgraded first (``upgrade_snapshot``); one
+        that still lacks a key, or has one this version does not know, is a
+        ``SnapshotError`` naming them. What a snapshot does not keep starts afresh."""
+        state = upgrade_snapshot(state)
+        check_snapshot(state)
+        restored = {
+            name: k.load(state[name], events) if k.load else _fresh(name)
+            for name, k in STATE_FIELDS
         }
-
-    def restore(self, state: dict[str, Any], events: list[Event]) -> None:
-        """Back to a snapshot, with the events up to it (``len(events) == state["events"]``)."""
-
-        def poses(d: dict[str, list[float]]) -> dict[str, Pose]:
-            return {k: Pose(p[0], p[1], p[2], p[3]) for k, p in d.items()}
-
-        self.turn, self.side, self.in_phase = state["turn"], state["side"], state["in_phase"]
-        self.poses, self.phase_start = poses(state["poses"]), poses(state["phase_start"])
-        self.sigmas, self.phase_sigmas = dict(state["sigmas"]), dict(state["phase_sigmas"])
-        self.declarations = {k: Declaration(**d) for k, d in state["declarations"].items()}
-        self.open_findings = {
-            k: [Finding(**f) for f in v] for k, v in state["open_findings"].items()
-        }
-        # (snapshots written before these were kept have neither)
-        self.unit_findings = {
-            k: [Finding(**f) for f in v] for k, v in state.get("unit_findings", {}).items()
-        }
-        self.earlier_flags = {int(k): Finding(**f) for k, f in state.get("earlier_flags", [])}
-        self.flag_events = {(r, m, o): i for r, m, o, i in state["flag_events"]}
-        self.decisions = {int(k): v for k, v in state["decisions"].items()}
-        self.terrain = ()
-        for terrain_id, polygon, height_in, keywords in state.get("terrain", []):
-            self._place(terrain_id, polygon, height_in, keywords)
-        self.events = list(events[: state["events"]])
-        self.reports = {}
-        self.pose_problem = state.get("pose_problem", "")
+        for name, value in restored.items():
+            setattr(self, name, value)
 
     # -- judging ----------------------------------------------------------------------------
 

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
+
 import pytest
 
 from tablesight.rules.geometry import Base, Pose
 from tablesight.rules.ruleset import load_ruleset
 from tablesight.rules.scene import Model, Table
-from tablesight.rules.session import Session
+from tablesight.rules.session import (
+    OLDER_SNAPSHOTS,
+    SNAPSHOT_KEYS,
+    Session,
+    SessionState,
+    SnapshotError,
+)
+from tablesight.rules.verdict import Finding
 
 
 def game(name: str = "trench-crusade") -> Session:
@@ -146,12 +156,14 @@ def test_decisions_on_flags_only():
 def test_the_journal_replays_to_the_same_events_and_rejudges_with_a_change():
     import json
 
-    s, journal = game("cosmic-combat-revised"), []
-    s.journal = lambda kind, args: journal.append((kind, json.loads(json.dumps(args))))
+    s = game("cosmic-combat-revised")
+    assert [k for k, _ in s.take_journal()] == ["seen", "seen", "seen"]  # placed by game()
+    assert s.take_journal() == []  # handed on once
     s.start_phase(0.0, 0, turn=1, side="red")
     s.moved(1.0, 30, "a", Pose(9, 5))  # 4 in of 6: legal
     s.declare(2.0, 60, "a", action="move")
     s.set_side("blue")
+    journal = json.loads(json.dumps(s.take_journal()))  # as a match file keeps it
     assert [k for k, _ in journal] == ["start_phase", "moved", "declare", "set_side"]
     assert journal[1][1] == {
         "t": 1.0,
@@ -197,3 +209,105 @@ def test_a_copy_stays_as_it_was_while_the_session_goes_on():
     assert [(e.kind, f.rule) for e, f in copy.flags()] == [("violation", "movement")]
     assert copy.decisions == {} and s.decisions == {2: "accept"}
     assert s.flags() == []
+
+
+# -- the session's state: one value, copied, saved and restored field by field ---------------
+
+#: The fields of the state a snapshot does not keep (a restored session starts them afresh).
+NOT_KEPT = {"reports", "pose_doubted_since"}
+#: What a session is played with, beside its state: fixed for the game.
+SETUP = {"ruleset", "table", "models", "tolerance_in", "grid", "_journal"}
+
+
+def busy() -> Session:
+    """A session whose every field of the state differs from a new session's."""
+    s = game()
+    s.seen("e", Pose(17, 5), 0.02)  # an uncertain pose, kept as the phase's start
+    s.place_terrain("wall", [[10, 10], [12, 10], [12, 11], [10, 11]], 2.0, ["obstacle"])
+    s.start_phase(0.0, 0, turn=2, side="red")
+    s.moved(1.0, 30, "a", Pose(12, 5), 0.01)  # 7 in of 6: a violation, event 2
+    s.start_phase(2.0, 60, turn=3, side="blue")  # event 2 undecided: an earlier flag
+    s.decide(2, "dismiss")
+    s.declare(3.0, 90, "b", roll=4)
+    s.moved(4.0, 120, "b", Pose(5, 22.5))  # off the table: a violation, event 6
+    s.unit_findings = {"b": [Finding("coherency", "b", "out of coherency", "a", 2.5, 2.0)]}
+    s.pose_checked(5.0, 150, "anchors 2 and 3 hidden")
+    s.pose_doubted_since = 4.5
+    return s
+
+
+def state_of(s: Session) -> dict[str, object]:
+    return {f.name: getattr(s, f.name) for f in dataclasses.fields(SessionState)}
+
+
+def test_the_state_is_every_field_but_what_the_game_is_played_with():
+    # a field added to Session beside its state would be copied, saved and restored by
+    # nobody: it belongs in SessionState
+    state = {f.name for f in dataclasses.fields(SessionState)}
+    assert {f.name for f in dataclasses.fields(Session)} == state | SETUP
+    # every field of the state is kept in a snapshot, or is named here as not kept
+    assert set(SNAPSHOT_KEYS) == set(busy().snapshot()) == state - NOT_KEPT
+
+
+def test_a_snapshot_through_json_restores_every_field():
+    s = busy()
+    fresh = state_of(game())
+    changed = state_of(s)
+    # the test covers every field: each differs from a new session's
+    assert [k for k in SNAPSHOT_KEYS if changed[k] == fresh[k]] == []
+    restored = game()
+    restored.restore(json.loads(json.dumps(s.snapshot())), list(s.events))
+    assert {k: v for k, v in state_of(restored).items() if k not in NOT_KEPT} == {
+        k: v for k, v in changed.items() if k not in NOT_KEPT
+    }
+    # what a snapshot does not keep starts afresh
+    assert (restored.reports, restored.pose_doubted_since) == ({}, None)
+    assert restored.snapshot() == s.snapshot()
+
+
+def test_a_copy_shares_no_container_but_the_events():
+    s = busy()
+    copy = s.copy()
+    assert state_of(copy) == state_of(s)
+    assert copy.pose_doubted_since == s.pose_doubted_since  # (not compared by ==)
+    for name, value in state_of(s).items():
+        if isinstance(value, dict | list) and name != "events":
+            assert getattr(copy, name) is not value, name
+    assert copy.events is s.events  # only ever appended to
+    assert copy.declarations["b"] is not s.declarations["b"]
+    assert copy.unit_findings["b"] is not s.unit_findings["b"]
+    assert copy.take_journal() == []  # the copy hands on nothing of the session's
+
+
+@pytest.mark.parametrize(
+    ("drop", "added", "refused"),
+    [
+        ({"poses"}, {}, "snapshot: missing 'poses'"),
+        ({"turn", "events"}, {}, "snapshot: missing 'turn', 'events'"),
+        (set(), {"teleports": []}, "snapshot: unknown key 'teleports'"),
+        ({"side"}, {"sides": "red"}, "snapshot: missing 'side'; unknown key 'sides'"),
+        # a key added later missing alone is damage, not an older file's snapshot
+        ({"unit_findings"}, {}, "snapshot: missing 'unit_findings'"),
+        ({"terrain"}, {}, "snapshot: missing 'terrain'"),
+    ],
+)
+def test_a_snapshot_without_a_key_or_with_an_unknown_one_is_refused(drop, added, refused):
+    saved = {k: v for k, v in busy().snapshot().items() if k not in drop} | added
+    with pytest.raises(SnapshotError, match=f"^{refused}$"):
+        game().restore(saved, [])
+    assert issubclass(SnapshotError, ValueError)  # a match file's reader names the file
+
+
+@pytest.mark.parametrize("age", range(len(OLDER_SNAPSHOTS)))
+def test_an_older_match_files_snapshot_restores_as_it_stood_then(age):
+    s = game()
+    s.start_phase(0.0, 0, turn=2, side="red")
+    s.moved(1.0, 30, "a", Pose(12, 5))  # a violation, event 2
+    saved = s.snapshot()
+    for added in OLDER_SNAPSHOTS[age:]:  # written before these keys were kept
+        for key in added:
+            del saved[key]
+    restored = game()
+    restored.restore(saved, list(s.events))
+    assert restored.snapshot() == s.snapshot()
+    assert [e.id for e, _ in restored.flags()] == [2]
