@@ -7,14 +7,16 @@ exception, no hang."""
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import math
 import os
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -173,59 +175,79 @@ def setup_files(folder: Path, name: str, data: dict[str, Any]) -> dict[str, Path
     return paths
 
 
-COUNTS: dict[str, list[int]] = {}
+Outcome = Literal["loaded", "refused"]
 
 
-def counted(loader: str, outcome: str) -> None:
-    tally = COUNTS.setdefault(loader, [0, 0])
-    tally[0 if outcome == "loaded" else 1] += 1
+def fuzzed_setup_file(folder: Path, name: str, draw: Callable[..., Any]) -> Outcome:
+    """The sample's ``name`` file fuzzed, loaded with the others: loaded, or refused in
+    one line naming a file."""
+    changed = mutated(read_toml(NECROMUNDA / f"{name}.toml"), draw)
+    files = setup_files(folder, name, changed)
+    try:
+        load_table_files(files["table"], files["roster"], files["terrain"], files["camera"])
+    except InputError as exc:
+        one_line(exc, *files.values())
+        return "refused"
+    return "loaded"
+
+
+@functools.cache
+def necromunda() -> Setup:
+    return Setup.load(
+        "necromunda", *(NECROMUNDA / f"{n}.toml" for n in ("table", "roster", "terrain", "camera"))
+    )
+
+
+def fuzzed_session_file(folder: Path, draw: Callable[..., Any]) -> Outcome:
+    """The sample's session script fuzzed: loaded, or refused in one line naming it."""
+    path = folder / "session.toml"
+    path.write_text(toml_doc(mutated(read_toml(NECROMUNDA / "session.toml"), draw)))
+    try:
+        Script.from_toml(path, necromunda())
+    except InputError as exc:
+        one_line(exc, path)
+        return "refused"
+    return "loaded"
+
+
+def fuzzed_scenario(draw: Callable[..., Any]) -> Outcome:
+    """A sample scenario fuzzed: loaded and judged, or refused in one line naming it."""
+    scenario = draw(st.sampled_from(SCENARIOS))
+    text = json_doc(mutated(json.loads(scenario.read_text(encoding="utf-8")), draw))
+    try:
+        loaded = Scenario.from_json(text, "scenario.json")
+    except InputError as exc:
+        one_line(exc, "scenario.json")
+        return "refused"
+    referee_for(loaded.scene, loaded.ruleset).judge()
+    return "loaded"
+
+
+def fuzzed(loader: str, folder: Path, draw: Callable[..., Any]) -> Outcome:
+    if loader == "session":
+        return fuzzed_session_file(folder, draw)
+    if loader == "scenario":
+        return fuzzed_scenario(draw)
+    return fuzzed_setup_file(folder, loader, draw)
 
 
 @pytest.mark.parametrize("name", ["table", "roster", "terrain", "camera"])
 @FUZZ
 @given(data=st.data())
 def test_fuzzed_setup_files_load_or_are_one_line(folder: Path, name: str, data: Any) -> None:
-    changed = mutated(read_toml(NECROMUNDA / f"{name}.toml"), data.draw)
-    files = setup_files(folder, name, changed)
-    try:
-        load_table_files(files["table"], files["roster"], files["terrain"], files["camera"])
-    except InputError as exc:
-        one_line(exc, *files.values())
-        counted(name, "refused")
-    else:
-        counted(name, "loaded")
+    fuzzed_setup_file(folder, name, data.draw)
 
 
 @FUZZ
 @given(data=st.data())
 def test_fuzzed_session_files_load_or_are_one_line(folder: Path, data: Any) -> None:
-    setup = Setup.load(
-        "necromunda", *(NECROMUNDA / f"{n}.toml" for n in ("table", "roster", "terrain", "camera"))
-    )
-    path = folder / "session.toml"
-    path.write_text(toml_doc(mutated(read_toml(NECROMUNDA / "session.toml"), data.draw)))
-    try:
-        Script.from_toml(path, setup)
-    except InputError as exc:
-        one_line(exc, path)
-        counted("session", "refused")
-    else:
-        counted("session", "loaded")
+    fuzzed_session_file(folder, data.draw)
 
 
 @FUZZ
 @given(data=st.data())
 def test_fuzzed_scenarios_load_and_are_judged_or_are_one_line(data: Any) -> None:
-    scenario = data.draw(st.sampled_from(SCENARIOS))
-    text = json_doc(mutated(json.loads(scenario.read_text(encoding="utf-8")), data.draw))
-    try:
-        loaded = Scenario.from_json(text, "scenario.json")
-    except InputError as exc:
-        one_line(exc, "scenario.json")
-        counted("scenario", "refused")
-        return
-    referee_for(loaded.scene, loaded.ruleset).judge()
-    counted("scenario", "loaded")
+    fuzzed_scenario(data.draw)
 
 
 def tablesight(*args: str) -> subprocess.CompletedProcess[str]:
@@ -251,11 +273,28 @@ def test_fuzzed_scenarios_through_the_command_line(
         assert done.stderr == "", done.stderr
 
 
-def test_the_fuzzing_both_loaded_and_refused_files(request: pytest.FixtureRequest) -> None:
-    """Runs last: each loader saw files it loaded and files it refused (the changes are
-    neither all harmless nor all fatal); the counts are printed with -s."""
-    if len(COUNTS) < 6:
-        pytest.skip("run with the fuzz tests above")
-    print({k: {"loaded": v[0], "refused": v[1]} for k, v in sorted(COUNTS.items())})
-    for loader, (loaded, refused) in COUNTS.items():
-        assert loaded > 0 and refused > 0, loader
+#: Fuzzed files per loader in the test below.
+FILES_EACH = 60
+
+
+@pytest.mark.parametrize("loader", ["table", "roster", "terrain", "camera", "session", "scenario"])
+def test_the_fuzzing_both_loads_and_refuses_files(folder: Path, loader: str) -> None:
+    """Each loader, given 60 fuzzed files of its own (the same every run), loads some and
+    refuses some: the changes are neither all harmless nor all fatal, so the fuzz tests
+    above see both ways. The counts are printed with -s."""
+    outcomes: Counter[Outcome] = Counter()
+
+    @settings(
+        max_examples=FILES_EACH,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
+    @given(data=st.data())
+    def fuzz(data: Any) -> None:
+        outcomes[fuzzed(loader, folder, data.draw)] += 1
+
+    fuzz()
+    print(loader, dict(outcomes))
+    assert outcomes["loaded"] > 0 and outcomes["refused"] > 0, dict(outcomes)
