@@ -44,7 +44,7 @@ from tablesight.rig.mosquitto import Mosquitto
 from tablesight.tournament import messages
 from tablesight.tournament.link import BrokerLink
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples"
 GAMES = ("necromunda", "trench-crusade", "cosmic-combat", "cosmic-combat-revised", "battlestations")
 TITLES = {
