@@ -392,7 +392,7 @@ class Match:
         with untrusted(self.path, "meta game"):
             game = str(m["game"])
         with untrusted(self.path, "meta ruleset"):
-            ruleset = Ruleset.model_validate(m["ruleset"])
+            ruleset = Ruleset.from_stored(m["ruleset"])
         with untrusted(self.path, "meta table"):
             table = TableSpec.model_validate(m["table"])
         with untrusted(self.path, "meta roster"):

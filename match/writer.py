@@ -311,7 +311,7 @@ class MatchWriter:
         return last is None or t < last or t - last >= SNAPSHOT_EVERY_S
 
     def input(self, kind: str, args: Mapping[str, Any]) -> None:
-        """One input of the session's journal (a ``Session.journal``), in order."""
+        """One input of the session's journal (from ``Session.take_journal``), in order."""
         self._put(("input", (kind, json.dumps(args))))
 
     def declaration(

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticCustomError
 
 from tablesight.rules.values import cut
 
@@ -73,11 +74,26 @@ def _model_of(annotation: Any) -> Any:
     return None
 
 
+def field_error(field: str, message: str) -> PydanticCustomError:
+    """A problem a model's own check finds with the whole of it, told at ``field``:
+    ``source: field: message`` (see :func:`from_validation`)."""
+    return PydanticCustomError(
+        FIELD_ERROR, "{field}: {message}", {"field": field, "message": message}
+    )
+
+
+#: The type of :func:`field_error`'s problems.
+FIELD_ERROR = "field"
+
+
 def from_validation(source: str, schema: type[BaseModel], exc: ValidationError) -> InputError:
     """The first problem pydantic found, as one line: ``source: field: what, got what``."""
     err = exc.errors()[0]
     loc = _written(schema, tuple(err["loc"]))
     kind = err["type"]
+    if kind == FIELD_ERROR:
+        within = f"{field_path(loc)}." if loc else ""
+        return InputError(f"{source}: {within}{err['msg']}")
     if kind == "extra_forbidden":
         allowed = _allowed_keys(schema, loc[:-1])
         hint = f"; allowed keys: {', '.join(allowed)}" if allowed else ""

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from tablesight.rules.errors import InputError, load_toml
+from tablesight.rules.errors import InputError, field_error, load_toml
 from tablesight.rules.verdict import RuleName
 
 GAMES_DIR = Path(__file__).with_name("games")
@@ -195,20 +195,55 @@ class Ruleset(_Strict):
         """The one-sentence finding for a declared action this game does not have."""
         return f"{self.title} has no action '{name}' (it has: {', '.join(sorted(self.actions))})"
 
+    @model_validator(mode="after")
+    def _whole(self) -> Ruleset:
+        """What a game needs whichever way it is read (its file, or a match file's copy)."""
+        if "move" not in self.actions:
+            raise field_error("actions", "every game needs a 'move' action")
+        rams = [f"actions.{n}.ramming" for n, a in self.actions.items() if a.ramming]
+        if self.zone is not None and self.zone.friendly_entry == "ramming":
+            rams.insert(0, "zone.friendly_entry")
+        if rams and self.ramming is None:
+            raise field_error(
+                "ramming",
+                f"required key is missing ({rams[0]} asks for a ramming: give its name and roll)",
+            )
+        return self
+
     @classmethod
     def from_toml(cls, path: Path) -> Ruleset:
-        ruleset = load_toml(path, cls)
-        if "move" not in ruleset.actions:
-            raise InputError(f"{path}: actions: every game needs a 'move' action")
-        rams = [f"actions.{n}.ramming" for n, a in ruleset.actions.items() if a.ramming]
-        if ruleset.zone is not None and ruleset.zone.friendly_entry == "ramming":
-            rams.insert(0, "zone.friendly_entry")
-        if rams and ruleset.ramming is None:
-            raise InputError(
-                f"{path}: ramming: required key is missing ({rams[0]} asks for a ramming: "
-                f"give its name and roll)"
-            )
-        return ruleset
+        return load_toml(path, cls)
+
+    @classmethod
+    def from_stored(cls, stored: dict[str, Any]) -> Ruleset:
+        """A ruleset as a match file keeps it, recorded by any version of TableSight.
+
+        Before the games named their own words, the generic checks spoke for every game:
+        the status ``engaged``, the action called ``charge``, the keyword ``skimmer``
+        over dangerous terrain, and Cosmic Combat's "Ramming Maneuver" with "a D6 against
+        Integrity". A ruleset recorded then (it has no ``engaged_status`` key, which every
+        later one has) is given exactly those words, so it judges as it did.
+        """
+        if "engaged_status" in stored:
+            return cls.model_validate(stored)
+        older = dict(stored, engaged_status="engaged")
+        actions = {name: dict(a) for name, a in dict(stored.get("actions", {})).items()}
+        if "charge" in actions:
+            actions["charge"].setdefault("charge", True)
+        older["actions"] = actions
+        movement = dict(stored.get("movement", {}))
+        movement.setdefault("dangerous_exempt_keywords", ["skimmer"])
+        older["movement"] = movement
+        zone = stored.get("zone") or {}
+        if any(a.get("ramming") for a in actions.values()) or (
+            zone.get("friendly_entry") == "ramming"
+        ):
+            older.setdefault("ramming", OLDER_RAMMING)
+        return cls.model_validate(older)
+
+
+#: The ramming every game was told before a game's file named its own.
+OLDER_RAMMING = {"name": "Ramming Maneuver", "roll": "a D6 against Integrity"}
 
 
 def available() -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from tablesight.rules.errors import InputError
 from tablesight.rules.ruleset import Ruleset, available, load_ruleset
@@ -87,3 +88,60 @@ def test_good_ruleset_loads(tmp_path: Path) -> None:
     path.write_text(GOOD)
     ruleset = Ruleset.from_toml(path)
     assert (ruleset.name, ruleset.actions["move"].factor) == ("test-game", 1.0)
+
+
+# -- rulesets as match files keep them ----------------------------------------------------
+
+
+def _as_recorded_before(ruleset: Ruleset) -> dict[str, object]:
+    """A ruleset as a match file recorded it before the games named their own words: no
+    engaged_status, no [ramming], no action's charge flag, no dangerous exemptions."""
+    stored = ruleset.model_dump(mode="json")
+    del stored["engaged_status"], stored["ramming"]
+    for action in stored["actions"].values():
+        del action["charge"]
+    del stored["movement"]["dangerous_exempt_keywords"]
+    return stored
+
+
+@pytest.mark.parametrize(
+    ("game", "engaged", "charges"),
+    [
+        # the old generic checks: every game's status "engaged", the action named "charge"
+        ("necromunda", "engaged", ["charge"]),
+        ("trench-crusade", "engaged", ["charge"]),
+        ("cosmic-combat", "engaged", []),
+        ("cosmic-combat-revised", "engaged", []),
+        ("battlestations", "engaged", []),
+    ],
+)
+def test_a_ruleset_recorded_before_judges_as_it_did(
+    game: str, engaged: str, charges: list[str]
+) -> None:
+    packaged = load_ruleset(game)
+    older = Ruleset.from_stored(_as_recorded_before(packaged))
+    assert older.engaged_status == engaged
+    assert sorted(n for n, a in older.actions.items() if a.charge) == charges
+    # "skimmer" flew over dangerous terrain in every game
+    assert older.movement.dangerous_exempt_keywords == ["skimmer"]
+    if packaged.ramming is not None:  # Cosmic Combat's words, as the checks had them
+        assert older.ramming == packaged.ramming
+        assert (older.ramming.name, older.ramming.roll) == (
+            "Ramming Maneuver",
+            "a D6 against Integrity",
+        )
+    # everything else as recorded
+    same = {"name", "title", "source", "zone", "coherency", "grid"}
+    assert older.model_dump(include=same) == packaged.model_dump(include=same)
+
+
+def test_a_ruleset_stored_now_is_read_as_it_is() -> None:
+    packaged = load_ruleset("trench-crusade")
+    assert Ruleset.from_stored(packaged.model_dump(mode="json")) == packaged
+
+
+def test_a_stored_ruleset_that_rams_without_its_words_is_refused() -> None:
+    stored = load_ruleset("cosmic-combat").model_dump(mode="json")
+    stored["ramming"] = None
+    with pytest.raises(ValidationError, match=r"ramming: required key is missing \(zone"):
+        Ruleset.from_stored(stored)
