@@ -51,6 +51,7 @@ from tablesight.setup.steps import (
     AnchorProposal,
     Assignment,
     CalibrationCapture,
+    GameFile,
     GamePreset,
     Offer,
     SetupError,
@@ -265,8 +266,12 @@ class TableSetup:
         host: str = "127.0.0.1",
         run_port: int = 5001,
         offer_hz: float = OFFER_HZ,
+        game_file: GameFile | None = None,
     ) -> None:
         self.board = board
+        #: A game from a file outside the package (``setup --ruleset``), offered beside
+        #: the packaged ones.
+        self.game_file = game_file
         self.folder = Path(folder)
         self.command = list(command) if command is not None else run_command()
         #: This set-up page's address, once it is served: the game's table view links to it.
@@ -570,7 +575,7 @@ class TableSetup:
         """The game to referee, and what its rules ask of the models and pieces."""
         if not isinstance(game, str):
             raise SetupError("game", f"expected a game's name, got {cut(game)}")
-        preset = game_preset(game)
+        preset = game_preset(self._game_named(game))
         with self._changed:
             self._game, self._preset = preset.game, preset
             self._changed.notify_all()
@@ -589,14 +594,25 @@ class TableSetup:
             self._changed.notify_all()
         return done
 
+    def _games(self) -> list[str]:
+        """The games offered: the packaged ones, and the game of ``game_file``."""
+        extra = [] if self.game_file is None else [self.game_file.ruleset.name]
+        return available() + extra
+
+    def _game_named(self, game: str) -> str | GameFile:
+        """A game offered, by its name: the game file's when it is that one."""
+        if self.game_file is not None and game == self.game_file.ruleset.name:
+            return self.game_file
+        return game
+
     def _assign(self, models: list[Any], terrain: list[Any]) -> Assignment:
         with self._lock:
             game, proposal = self._game, self._proposal
         if game is None:
-            raise SetupError("game", f"choose a game first: {', '.join(available())}")
+            raise SetupError("game", f"choose a game first: {', '.join(self._games())}")
         if proposal is None or not proposal.anchors:
             raise SetupError("table", "place the anchors first: click the table's corners")
-        return assign(game, proposal.table, models, terrain)
+        return assign(self._game_named(game), proposal.table, models, terrain)
 
     def markers_pdf(self, paper: str = "a4") -> bytes:
         """The markers of the models and pieces, each on its base's outline, to print."""
@@ -643,7 +659,7 @@ class TableSetup:
             raise SetupError("source", "choose the camera the game is played under first")
         files = write_files(
             Path(folder.strip()).expanduser(),
-            game,
+            self._game_named(game),
             proposal.table,
             done.roster,
             done.terrain,
@@ -727,7 +743,7 @@ class TableSetup:
                     "health": None if health is None else health.to_dict(),
                 },
                 "game": self._game,
-                "games": available(),
+                "games": self._games(),
                 "presets": None if self._preset is None else self._preset.to_dict(),
                 "folder": str(self.folder),
             }

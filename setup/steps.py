@@ -51,7 +51,7 @@ from tablesight.calibration.roster import RosterModel, TerrainPiece
 from tablesight.calibration.setup import Setup
 from tablesight.calibration.table import MM_PER_IN, Anchor, TableKeys, TableSpec
 from tablesight.rules.errors import InputError, from_validation
-from tablesight.rules.ruleset import Ruleset, load_ruleset
+from tablesight.rules.ruleset import Ruleset, load_ruleset, load_ruleset_file
 from tablesight.rules.scenario import GridIn
 from tablesight.rules.values import MAX_TABLE_IN, cut
 from tablesight.vision.aruco import MarkerDetections
@@ -664,7 +664,7 @@ class GamePreset:
         return dataclasses.asdict(self)
 
 
-def game_preset(game: str) -> GamePreset:
+def game_preset(game: str | GameFile) -> GamePreset:
     """The keywords a game's rules name, read from its ruleset (``rules/games/``)."""
     rules = _ruleset(game)
     keywords: list[str] = [k for k in rules.movement.difficult_cost if k != "default"]
@@ -693,7 +693,24 @@ def game_preset(game: str) -> GamePreset:
     )
 
 
+@dataclass(frozen=True)
+class GameFile:
+    """A game from a file outside the package (``setup --ruleset``), as loaded."""
+
+    ruleset: Ruleset
+    path: Path
+
+    @classmethod
+    def load(cls, path: Path) -> GameFile:
+        """The file read as ``run --ruleset`` reads it; an :class:`InputError` names what
+        is wrong."""
+        return cls(load_ruleset_file(path), path.resolve())
+
+
 def _ruleset(game: object) -> Ruleset:
+    """A packaged game by its name, or a game from a file."""
+    if isinstance(game, GameFile):
+        return game.ruleset
     try:
         return load_ruleset(str(game))
     except InputError as exc:
@@ -709,7 +726,7 @@ class Assignment:
 
 
 def assign(
-    game: str,
+    game: str | GameFile,
     table: TableSpec,
     models: Sequence[Mapping[str, Any]],
     terrain: Sequence[Mapping[str, Any]] = (),
@@ -788,13 +805,17 @@ class SetupFiles:
     roster: Path
     terrain: Path | None = None
     camera: Path | None = None
+    #: The game's file when it is not a packaged game (``--ruleset``).
+    ruleset: Path | None = None
 
     def load(self) -> Setup:
-        return Setup.load(self.game, self.table, self.roster, self.terrain, self.camera)
+        rules = load_ruleset_file(self.ruleset) if self.ruleset is not None else None
+        return Setup.load(self.game, self.table, self.roster, self.terrain, self.camera, rules)
 
     def options(self) -> list[str]:
         """``tablesight run``'s (or ``analyze``'s) options for these files."""
-        out = ["--game", self.game, "--table", str(self.table), "--roster", str(self.roster)]
+        game = ["--ruleset", str(self.ruleset)] if self.ruleset else ["--game", self.game]
+        out = [*game, "--table", str(self.table), "--roster", str(self.roster)]
         if self.terrain is not None:
             out += ["--terrain", str(self.terrain)]
         if self.camera is not None:
@@ -804,7 +825,7 @@ class SetupFiles:
 
 def write_files(
     folder: Path,
-    game: str,
+    game: str | GameFile,
     table: TableSpec,
     roster: Sequence[RosterModel],
     terrain: Sequence[TerrainPiece] = (),
@@ -852,9 +873,10 @@ def write_files(
     return _files(game, folder, texts)
 
 
-def _files(game: str, folder: Path, names: Collection[str]) -> SetupFiles:
+def _files(game: str | GameFile, folder: Path, names: Collection[str]) -> SetupFiles:
     terrain, camera = (folder / n if n in names else None for n in ("terrain.toml", "camera.toml"))
-    return SetupFiles(game, folder / "table.toml", folder / "roster.toml", terrain, camera)
+    name, path = (game.ruleset.name, game.path) if isinstance(game, GameFile) else (game, None)
+    return SetupFiles(name, folder / "table.toml", folder / "roster.toml", terrain, camera, path)
 
 
 _TABLE_HEAD = """\

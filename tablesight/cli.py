@@ -173,7 +173,9 @@ def detect(
     if as_json:
         click.echo(json.dumps(result, indent=2))
         return
-    click.echo(_detect_text(result))
+    from tablesight.detecttext import detect_text
+
+    click.echo(detect_text(result))
 
 
 @main.command(short_help="Check a set-up: what is wrong with the table as the camera sees it.")
@@ -216,71 +218,6 @@ def doctor(
     else:
         click.echo(report.to_text())
     sys.exit(0 if report.ok else 1)
-
-
-def _detect_text(result: dict[str, object]) -> str:
-    """``detect``'s answer for a person: models by id, then terrain, then markers nobody
-    owns, then how well the table was seen (or, without a table, the markers in pixels)."""
-    lines: list[str] = []
-    if "pose" not in result:
-        markers: list[dict[str, object]] = result["markers"]  # type: ignore[assignment]
-        lines += [f"{len(markers)} marker{'' if len(markers) == 1 else 's'} seen:"]
-        lines += [
-            f"  marker {m['id']:>4}: centre ({m['center_px'][0]:.1f}, "  # type: ignore[index]
-            f"{m['center_px'][1]:.1f}) px, side {m['side_px']:.1f} px"  # type: ignore[index]
-            for m in markers
-        ]
-        return "\n".join(lines)
-    models: list[dict[str, Any]] = result["models"]  # type: ignore[assignment]
-    terrain: list[dict[str, Any]] = result["terrain"]  # type: ignore[assignment]
-    unknown: list[int] = result["unknown_markers"]  # type: ignore[assignment]
-    missing: list[str] = result["missing"]  # type: ignore[assignment]
-    pose: dict[str, Any] = result["pose"]  # type: ignore[assignment]
-    width = max((len(str(item["id"])) for item in models + terrain), default=4)
-    if models or missing:
-        lines.append(f"models ({len(models)}):" if models else "models: none seen")
-    lines += [
-        f"  {m['id']:<{width}}  x {m['x']:7.3f} in  y {m['y']:7.3f} in  "
-        f"heading {m['heading']:6.1f} deg  {m['stands']}  (marker {m['marker']})"
-        for m in models
-    ]
-    if terrain:
-        lines.append(f"terrain ({len(terrain)}):")
-        for piece in terrain:
-            corners = piece["polygon"]
-            cx = sum(p[0] for p in corners) / len(corners)
-            cy = sum(p[1] for p in corners) / len(corners)
-            lines.append(
-                f"  {piece['id']:<{width}}  centre x {cx:7.3f} in  y {cy:7.3f} in, "
-                f"{len(corners)} corners  (marker {piece['marker']})"
-            )
-    if not models and not terrain:  # no roster or terrain given: the markers themselves
-        markers = result["markers"]  # type: ignore[assignment]
-        lines.append(f"markers ({len(markers)}):")
-        lines += [
-            f"  marker {m['id']:>4}  x {m['x']:7.3f} in  y {m['y']:7.3f} in  "
-            f"heading {m['heading']:6.1f} deg  z {m['z']:5.3f} in"
-            for m in markers
-        ]
-    if unknown:
-        lines.append("markers nobody owns: " + ", ".join(str(i) for i in unknown))
-    if missing:
-        lines.append("not seen: " + ", ".join(missing))
-    anchors = pose["anchors_used"]
-    lines.append(
-        f"table seen from {len(anchors)} anchor{'' if len(anchors) == 1 else 's'} "
-        f"({', '.join(str(a) for a in anchors)}), reprojection error "
-        f"{pose['reprojection_px']:.2f} px"
-        + ("; heights corrected" if pose["height_corrected"] else "; heights not corrected")
-    )
-    health: dict[str, Any] = result.get("health") or {}  # type: ignore[assignment]
-    if health:
-        lines[-1] += (
-            f" ({health['reprojection_in']:.3f} in on the table; anchors' centres within "
-            f"{health['anchor_error_in']:.3f} in of table.toml)"
-        )
-        lines += [f"warning: {w}" for w in health["warnings"]]
-    return "\n".join(lines)
 
 
 def _id_list(text: str) -> list[int]:
@@ -643,19 +580,28 @@ def run(
 @click.option("--folder", default=".", show_default=True, help="Where to offer to write.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="0.0.0.0: the LAN too.")
 @click.option("--port", default=5000, show_default=True, type=click.IntRange(0, 65535))
-def setup(source: str | None, folder: str, host: str, port: int) -> None:
+@click.option("--ruleset", "ruleset_path", type=click.Path(path_type=Path), help=RULESET_HELP)
+def setup(source: str | None, folder: str, host: str, port: int, ruleset_path: Path | None) -> None:
     """Set up a table from a web page, no TOML to write: calibrate the camera, click the
     table's corners, say what each marker is, print the markers, write the files and
-    start the game on them (served on the next port). Ctrl-C stops both.
+    start the game on them (served on the next port). Ctrl-C stops both. With --ruleset,
+    the game of that file is offered beside the packaged ones.
     """
+    from tablesight.rules.errors import InputError
     from tablesight.setup.session import TableSetup
-    from tablesight.setup.steps import SetupError
+    from tablesight.setup.steps import GameFile, SetupError
     from tablesight.webui.serve import serve_until_interrupted
     from tablesight.webui.setup import setup_server
 
-    command = [sys.executable, str(Path(__file__).resolve())]
+    try:
+        game_file = GameFile.load(ruleset_path) if ruleset_path is not None else None
+    except InputError as exc:
+        fail(str(exc))
+    command = [sys.executable, "-m", "tablesight"]
     run_port = port + 1 if 0 < port < 65535 else 0
-    table = TableSetup(folder=Path(folder), command=command, host=host, run_port=run_port)
+    table = TableSetup(
+        folder=Path(folder), command=command, host=host, run_port=run_port, game_file=game_file
+    )
     try:
         if source is not None:
             table.use_source(source)
@@ -719,7 +665,7 @@ def hub(broker: str | None, host: str, port: int, name: str, **options: Any) -> 
 
 
 #: Where the bundled samples live in a checkout: one folder per game.
-SAMPLES = Path(__file__).resolve().parent / "samples"
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
 
 def _samples() -> Path:

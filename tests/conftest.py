@@ -81,6 +81,21 @@ def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return wheel
 
 
+@pytest.fixture
+def hasty_necromunda(tmp_path: Path) -> Path:
+    """Necromunda with a Move of half the Movement characteristic, as a game file of its
+    own outside the package (``--ruleset``)."""
+    games = Path(__file__).resolve().parent.parent / "rules" / "games"
+    text = (games / "necromunda.toml").read_text(encoding="utf-8")
+    text = text.replace('name = "necromunda"', 'name = "hasty-necromunda"', 1)
+    text = text.replace('title = "Necromunda"', 'title = "Hasty Necromunda"', 1)
+    text = text.replace("[actions.move]\n", "[actions.move]\nfactor = 0.5\n", 1)
+    text = text.replace("# Move (Simple): up to the Movement characteristic.\nfactor = 1.0\n", "")
+    path = tmp_path / "hasty-necromunda.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
 @pytest.fixture(scope="session")
 def tablesight_command() -> list[str]:
     """How to start ``tablesight``: the script on the PATH, or the module."""

@@ -193,23 +193,9 @@ def test_sample_scenarios(
 
 # -- a game from a file outside the package ---------------------------------------------------
 
-RULES_GAMES = Path(__file__).resolve().parent.parent / "rules" / "games"
 
-
-def _hasty_necromunda(folder: Path) -> Path:
-    """Necromunda with a Move of half the Movement characteristic, as one file of its own."""
-    text = (RULES_GAMES / "necromunda.toml").read_text(encoding="utf-8")
-    text = text.replace('name = "necromunda"', 'name = "hasty-necromunda"', 1)
-    text = text.replace('title = "Necromunda"', 'title = "Hasty Necromunda"', 1)
-    text = text.replace("[actions.move]\n", "[actions.move]\nfactor = 0.5\n", 1)
-    text = text.replace("# Move (Simple): up to the Movement characteristic.\nfactor = 1.0\n", "")
-    path = folder / "hasty-necromunda.toml"
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def test_check_with_a_game_from_a_file(tmp_path: Path, tablesight) -> None:
-    game = _hasty_necromunda(tmp_path)
+def test_check_with_a_game_from_a_file(tmp_path: Path, tablesight, hasty_necromunda) -> None:
+    game = hasty_necromunda
     # code beside an outside file is never run
     (tmp_path / "hasty_necromunda.py").write_text(f"open({str(tmp_path / 'ran')!r}, 'w')\n")
     scenario = tmp_path / "scenario.json"
@@ -246,9 +232,9 @@ def test_check_with_a_game_from_a_file(tmp_path: Path, tablesight) -> None:
     ],
 )
 def test_a_malformed_game_file_is_one_line_naming_the_field(
-    tmp_path: Path, change: tuple[str, str], expected: str, tablesight
+    tmp_path: Path, change: tuple[str, str], expected: str, tablesight, hasty_necromunda
 ) -> None:
-    game = _hasty_necromunda(tmp_path)
+    game = hasty_necromunda
     game.write_text(game.read_text(encoding="utf-8").replace(*change, 1), encoding="utf-8")
     scenario = tmp_path / "scenario.json"
     scenario.write_text(json.dumps(GOOD))
@@ -260,8 +246,10 @@ def test_a_malformed_game_file_is_one_line_naming_the_field(
     assert lines[0].startswith(f"tablesight: {game}: {expected}")
 
 
-def test_analyze_takes_a_game_file_or_a_game_not_both(tmp_path: Path, tablesight) -> None:
-    game = _hasty_necromunda(tmp_path)
+def test_analyze_takes_a_game_file_or_a_game_not_both(
+    tmp_path: Path, tablesight, hasty_necromunda
+) -> None:
+    game = hasty_necromunda
     game.write_text(game.read_text(encoding="utf-8").replace("factor = 0.5", "factor = -1", 1))
     sample = SAMPLES.parent / "necromunda"
     files = ["--table", str(sample / "table.toml"), "--roster", str(sample / "roster.toml")]

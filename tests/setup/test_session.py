@@ -28,7 +28,7 @@ from tablesight.rig.setuptable import ANCHORS, CORNERS_IN, MODEL, TABLE_IN, WALL
 from tablesight.rig.synth import PlacedMarker, render_table
 from tablesight.rig.webcam import pictures, write_frames
 from tablesight.setup.session import BOARD, HELD, TableSetup
-from tablesight.setup.steps import SetupError
+from tablesight.setup.steps import GameFile, SetupError, game_preset
 
 #: Two models' markers on the table, and a terrain piece's.
 OTHERS = [(10, 10.0, 8.0), (11, 30.0, 10.0), (40, 22.0, 14.0)]
@@ -429,3 +429,41 @@ def test_a_stream_is_read_live_and_its_loss_said(clip) -> None:
     finally:
         setup.close()
         server.server_close()
+
+
+def test_a_game_from_a_file_is_offered_and_started_with_it(
+    clip, tmp_path: Path, hasty_necromunda: Path
+) -> None:
+    """``setup --ruleset``: the file's game is offered beside the packaged ones, its
+    keywords come from the file, and the files written name it for ``run``."""
+    setup = TableSetup(folder=clip.folder, run_port=0, game_file=GameFile.load(hasty_necromunda))
+    try:
+        setup.load_camera(str(clip.camera_toml))
+        setup.use_source(str(clip.still))
+        wait_for(lambda: setup.state()["source"]["status"] == HELD)
+        assert setup.state()["games"][-1] == "hasty-necromunda"
+        setup.set_table(44, 30, "4x4_50", clip.corners_px)
+        preset = setup.set_game("hasty-necromunda")
+        assert (preset.game, preset.title) == ("hasty-necromunda", "Hasty Necromunda")
+        # the same rules as Necromunda's but the Move: the same keywords to offer
+        assert preset.keywords == game_preset("necromunda").keywords
+        setup.set_models([MODEL])
+        files, _ = setup.write(str(tmp_path / "game"))
+    finally:
+        setup.close()
+    assert files.options()[:2] == ["--ruleset", str(hasty_necromunda.resolve())]
+    loaded = files.load()
+    assert loaded.ruleset.name == "hasty-necromunda"
+    assert loaded.ruleset.actions["move"].factor == 0.5
+    header = (tmp_path / "game" / "table.toml").read_text().splitlines()[0]
+    assert (
+        header
+        == "# Set up for Hasty Necromunda. Referee it from this folder (--source: your camera):"
+    )
+
+
+def test_setup_refuses_a_bad_game_file_in_one_line(tmp_path: Path, tablesight) -> None:
+    missing = tmp_path / "none.toml"
+    result = tablesight("setup", "--ruleset", str(missing), "--port", "0")
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [f"tablesight: {missing}: no such file"]
