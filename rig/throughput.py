@@ -42,7 +42,7 @@ the recorder's thread,
 and a loop's round ends when its record has caught up. ``record``, a hook called with
 each frame and its events, is for tests.
 
-``python -m tablesight.rig.throughput`` prints the table.
+``tablesight bench pipeline`` prints the table.
 """
 
 from __future__ import annotations
