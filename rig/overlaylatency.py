@@ -1,4 +1,5 @@
-"""From a frame's arrival to the overlay drawn in a browser (``python -m tablesight.rig.overlaylatency``).
+"""From a frame's arrival to the overlay drawn in a browser
+(``python -m tablesight.rig.overlaylatency``).
 
 A live game (:class:`~tablesight.match.game.Game`) is fed frames at the camera's 30 fps from a
 thread of its own, as a camera's reader thread does, and serves the web UI
