@@ -176,7 +176,7 @@ def measure(frames: int = 4, models: int = 40, seed: int = 3, decoys: int = 20) 
         pose = TablePose.solve(found, table, intrinsics)
         acc.pose_reprojection_px.append(pose.reprojection_px)
         result = locate(found, table, pose, [t.entry for t in truth])
-        where = {m.id: m for m in result.models}
+        where = {m.id: m.pose for m in result.models}
         for t in truth:
             side_px = _side_px(camera, t.marker)
             if side_px >= 18.0:
@@ -185,7 +185,7 @@ def measure(frames: int = 4, models: int = 40, seed: int = 3, decoys: int = 20) 
             got = where.get(t.entry.id)
             if got is None:
                 continue
-            acc.errors_in.append(math.dist((got.x, got.y), (t.x, t.y)))
+            acc.errors_in.append(math.dist(got.xy, (t.x, t.y)))
             acc.heading_errors_deg.append(abs((got.heading - t.heading + 180) % 360 - 180))
     return acc
 

@@ -436,7 +436,7 @@ def _located(
     if not pose.healthy:
         return {}
     result = locate(found, table, pose, [entry for entry, _ in truth])
-    return {m.id: (m.x, m.y) for m in result.models}
+    return {m.id: m.pose.xy for m in result.models}
 
 
 def _job(args: tuple) -> list[Cell]:

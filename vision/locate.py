@@ -28,28 +28,27 @@ from shapely.geometry import Point, Polygon
 
 from tablesight.calibration.roster import RosterModel, TerrainPiece
 from tablesight.calibration.table import MM_PER_IN, TableSpec
+from tablesight.rules.geometry import Pose
 from tablesight.vision.aruco import MarkerDetections
 from tablesight.vision.tablepose import TablePose
 
 
 @dataclass(frozen=True)
 class MarkerPose:
-    """A marker on the table: centre (inches), height, heading (degrees), pixel corners."""
+    """A marker on the table: its pose in table inches (centre, heading in degrees, the
+    height of the plane it lies in) and its corners in pixels."""
 
     id: int
-    x: float
-    y: float
-    z: float
-    heading: float
+    pose: Pose
     corners_px: np.ndarray
 
     def to_dict(self) -> dict[str, object]:
         return {
             "id": self.id,
-            "x": round(self.x, 4),
-            "y": round(self.y, 4),
-            "z": round(self.z, 4),
-            "heading": round(self.heading, 2),
+            "x": round(self.pose.x, 4),
+            "y": round(self.pose.y, 4),
+            "z": round(self.pose.z, 4),
+            "heading": round(self.pose.heading, 2),
             "corners_px": np.round(self.corners_px, 2).tolist(),
         }
 
@@ -71,17 +70,16 @@ LEVEL_EDGE_IN = 0.25
 class Placed:
     """A roster model or terrain piece where its marker says it is.
 
-    For a model: ``z`` is the height its base stands at, ``on`` what it stands on (the
-    table, a piece's id, or None when its measured height ``z_measured_in`` fits no level)
-    and ``z_measured_in`` the height the camera measured (None without intrinsics).
+    ``pose`` is where it stands in table inches: for a model its base's centre, heading and
+    the height ``z`` its base stands at; for a piece its marker's centre and heading, at
+    z 0. For a model, ``on`` is what it stands on (the table, a piece's id, or None when
+    its measured height ``z_measured_in`` fits no level) and ``z_measured_in`` the height
+    the camera measured (None without intrinsics).
     """
 
     id: str
     marker: int
-    x: float
-    y: float
-    heading: float
-    z: float = 0.0
+    pose: Pose
     polygon: list[tuple[float, float]] | None = None
     on: str | None = TABLE_LEVEL
     z_measured_in: float | None = None
@@ -92,10 +90,10 @@ class Placed:
         return {
             "id": self.id,
             "marker": self.marker,
-            "x": round(self.x, 4),
-            "y": round(self.y, 4),
-            "heading": round(self.heading, 2),
-            "z": round(self.z, 4),
+            "x": round(self.pose.x, 4),
+            "y": round(self.pose.y, 4),
+            "heading": round(self.pose.heading, 2),
+            "z": round(self.pose.z, 4),
             "on": self.on,
             "z_measured": None if self.z_measured_in is None else round(self.z_measured_in, 3),
             "stands": self.stands,
@@ -108,8 +106,8 @@ class Placed:
         if self.on == TABLE_LEVEL:
             return "on the table"
         if self.on is None:
-            return f"at {self.z:.2f} in, on no known level"
-        return f"on {self.on}, {self.z:.2f} in"
+            return f"at {self.pose.z:.2f} in, on no known level"
+        return f"on {self.on}, {self.pose.z:.2f} in"
 
 
 @dataclass(frozen=True)
@@ -200,7 +198,7 @@ class _Planes:
         headings = np.degrees(np.arctan2(tops[:, 1], tops[:, 0])) % 360.0
         corners = self.detections.corners_px[k]
         return [
-            MarkerPose(i, float(c[0]), float(c[1]), float(h), float(a), px)
+            MarkerPose(i, Pose(float(c[0]), float(c[1]), float(a), float(h)), px)
             for i, c, h, a, px in zip(ids, centres, z, headings, corners, strict=True)
         ]
 
@@ -310,11 +308,12 @@ def locate(
             continue
         marker = by_marker[entry.marker]
         forward, left = (v / MM_PER_IN for v in entry.marker_offset_mm)
-        a = math.radians(marker.heading)
-        x = marker.x - (forward * math.cos(a) - left * math.sin(a))
-        y = marker.y - (forward * math.sin(a) + left * math.cos(a))
+        at = marker.pose
+        a = math.radians(at.heading)
+        x = at.x - (forward * math.cos(a) - left * math.sin(a))
+        y = at.y - (forward * math.sin(a) + left * math.cos(a))
         z, on, measured = stands[entry.id]
-        models.append(Placed(entry.id, entry.marker, x, y, marker.heading, z, None, on, measured))
+        models.append(Placed(entry.id, entry.marker, Pose(x, y, at.heading, z), None, on, measured))
     known = {m.marker for m in roster} | {t.marker for t in terrain}
     return Located(
         pose,
@@ -329,10 +328,10 @@ def locate(
 
 def _piece(piece: TerrainPiece, seen: MarkerPose) -> Placed:
     """A terrain piece's footprint where its marker is, in table inches."""
-    a = math.radians(seen.heading)
+    at = seen.pose
+    a = math.radians(at.heading)
     c, s = math.cos(a), math.sin(a)
     poly = [
-        (round(seen.x + u * c - v * s, 4), round(seen.y + u * s + v * c, 4))
-        for u, v in piece.polygon
+        (round(at.x + u * c - v * s, 4), round(at.y + u * s + v * c, 4)) for u, v in piece.polygon
     ]
-    return Placed(piece.id, piece.marker, seen.x, seen.y, seen.heading, polygon=poly)
+    return Placed(piece.id, piece.marker, Pose(at.x, at.y, at.heading), polygon=poly)

@@ -221,7 +221,7 @@ class Observer:
             pose.reprojection_px,
         )
         return [
-            Sighting(m.marker, m.x, m.y, m.heading, m.z, sigma)
+            Sighting(m.marker, m.pose.x, m.pose.y, m.pose.heading, m.pose.z, sigma)
             for m, sigma in zip(models, sigmas, strict=True)
         ]
 

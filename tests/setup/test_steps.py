@@ -599,7 +599,7 @@ def test_set_up_from_a_picture_then_referee_it(scene, tmp_path: Path) -> None:
     assert pose.healthy
     where = {m.id: m for m in locate(found, setup.table, pose, setup.roster).models}
     errors = [
-        math.dist((where[entry.id].x, where[entry.id].y), (base_centre(entry, placed)))
+        math.dist(where[entry.id].pose.xy, (base_centre(entry, placed)))
         for entry, placed in scene.models
     ]
     assert len(errors) == 12
@@ -631,5 +631,5 @@ def test_set_up_with_the_camera_calibrated_by_capture(scene, tmp_path: Path) -> 
     setup = write_files(tmp_path, "necromunda", proposal.table, done.roster, camera=camera).load()
     pose = TablePose.solve(scene.found, setup.table, setup.camera)
     where = {m.id: m for m in locate(scene.found, setup.table, pose, setup.roster).models}
-    errors = [math.dist((where[e.id].x, where[e.id].y), base_centre(e, p)) for e, p in scene.models]
+    errors = [math.dist(where[e.id].pose.xy, base_centre(e, p)) for e, p in scene.models]
     assert len(errors) == 12 and float(np.median(errors)) <= 0.02

@@ -80,7 +80,7 @@ CORRECT = [(x, y, 0.0) for x, y in AT]
 def median_error_in(found: MarkerDetections, pose: TablePose) -> float:
     """The models' markers' median distance from where the renderer put them."""
     at = {m.id: m for m in marker_poses(found, pose, {})}
-    errors = [math.dist((at[m.id].x, at[m.id].y), (m.x_in, m.y_in)) for m in MODELS if m.id in at]
+    errors = [math.dist(at[m.id].pose.xy, (m.x_in, m.y_in)) for m in MODELS if m.id in at]
     assert len(errors) == len(MODELS)
     return float(np.median(errors))
 

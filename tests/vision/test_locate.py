@@ -81,8 +81,8 @@ def test_models_and_terrain_where_their_markers_say(files, hand_lens):
     ganger = found.models[0]
     # offset [10 mm forward, 5 mm left] turned by 90 degrees is (-5, +10) mm:
     # base = marker - (-5, 10) mm = (10 + 0.19685, 20 - 0.39370)
-    assert (ganger.id, ganger.heading) == ("ganger", pytest.approx(90.0, abs=1e-6))
-    assert (ganger.x, ganger.y) == (
+    assert (ganger.id, ganger.pose.heading) == ("ganger", pytest.approx(90.0, abs=1e-6))
+    assert ganger.pose.xy == (
         pytest.approx(10.19685, abs=1e-5),
         pytest.approx(19.60630, abs=1e-5),
     )
@@ -93,7 +93,7 @@ def test_models_and_terrain_where_their_markers_say(files, hand_lens):
     assert found.unknown_markers == [33]
     assert found.missing == ["absent"]
     marker = {m.id: m for m in found.markers}[10]
-    assert (marker.z, marker.x, marker.y) == (
+    assert (marker.pose.z, marker.pose.x, marker.pose.y) == (
         pytest.approx(h),
         pytest.approx(10.0),
         pytest.approx(20.0),
