@@ -6,10 +6,11 @@ One :meth:`Observer.observe` per frame, in time order, returns an :class:`Observ
    with its health (:func:`tablesight.vision.sight.sight`; markers found ahead on a decode
    thread come with the frame, ``Frame.detections``, and are not looked for again);
 2. with a trusted pose, every marker, model and terrain piece located in table inches
-   (:func:`tablesight.vision.locate.locate`), each model a :class:`Sighting` with its
-   centre's uncertainty;
+   (:func:`tablesight.vision.locate.locate`), each model a :class:`Sighting`: its pose
+   (a :class:`tablesight.rules.geometry.Pose`) and its centre's uncertainty;
 3. the sightings handed to the tracker, whose answer (every track, with this frame's news:
-   first seen, moved, hidden, lost) becomes the observation's ``LocatedModel``s as it is;
+   first seen, moved, hidden, lost) becomes the observation's ``LocatedModel``s as it is,
+   each track's pose passed on unchanged;
 
 plus the terrain pieces placed or moved, and whether the camera was bumped. A frame
 without a trusted pose changes no track and has no news. Nothing downstream reads the
@@ -32,7 +33,6 @@ from tablesight.calibration.camera import CameraModel
 from tablesight.calibration.roster import RosterModel, TerrainPiece
 from tablesight.calibration.setup import Setup
 from tablesight.calibration.table import MM_PER_IN, TableSpec
-from tablesight.rules.geometry import Pose
 from tablesight.rules.observation import LocatedModel, LocatedTerrain
 from tablesight.vision.aruco import MarkerDetections
 from tablesight.vision.frame import Frame
@@ -220,10 +220,7 @@ class Observer:
             [self._size_of[m.marker] for m in models],
             pose.reprojection_px,
         )
-        return [
-            Sighting(m.marker, m.pose.x, m.pose.y, m.pose.heading, m.pose.z, sigma)
-            for m, sigma in zip(models, sigmas, strict=True)
-        ]
+        return [Sighting(m.marker, m.pose, sigma) for m, sigma in zip(models, sigmas, strict=True)]
 
     def _models(self, tracked: tuple[Tracked, ...]) -> tuple[LocatedModel, ...]:
         """The tracker's tracks as located models: a move's uncertainty is the settled
@@ -231,7 +228,7 @@ class Observer:
         return tuple(
             LocatedModel(
                 self._model_of[track.id],
-                Pose(track.x, track.y, track.heading, track.z),
+                track.pose,
                 track.moved.sigma_in if track.moved is not None else track.sigma_in,
                 track.state.value,
                 track.news,

@@ -20,7 +20,7 @@ finished :class:`Moved`), ``hidden`` once it has been unseen for ``hidden_s`` se
 
 >>> tracker = Tracker()
 >>> for frame in range(12):
-...     for track in tracker.update(frame / 30, [Sighting(7, 10.0, 5.0, 90.0)]):
+...     for track in tracker.update(frame / 30, [Sighting(7, Pose(10.0, 5.0, 90.0))]):
 ...         if track.news:
 ...             print(frame, track.id, track.state.value, track.news)
 9 7 settled ('first_seen',)
@@ -34,6 +34,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Literal
+
+from tablesight.rules.geometry import Pose
 
 #: A model unseen for this long (seconds) is reported hidden. A still marker drops out of
 #: detection for a frame or two now and then (glare, motion blur as the camera settles
@@ -58,60 +60,48 @@ class TrackState(Enum):
 
 @dataclass(frozen=True)
 class Sighting:
-    """One marker seen in one frame: centre (inches), heading (degrees), height, and the
-    uncertainty of the centre (inches, one standard deviation)."""
+    """One marker seen in one frame: its pose in table inches (centre, heading in degrees,
+    height) and the uncertainty of the centre (inches, one standard deviation)."""
 
     id: int
-    x: float
-    y: float
-    heading: float = 0.0
-    z: float = 0.0
+    pose: Pose
     sigma_in: float = 0.01
 
 
 @dataclass(frozen=True)
 class Moved:
-    """A marker that settled somewhere new: from its last settled pose to this one, with
-    the height it now stands at."""
+    """A marker that settled somewhere new: from its last settled pose to this one (whose
+    ``z`` is the height it now stands at), with the uncertainty of the new centre."""
 
     id: int
     t: float
-    from_xy: tuple[float, float]
-    to_xy: tuple[float, float]
-    from_heading: float
-    to_heading: float
+    from_pose: Pose
+    to_pose: Pose
     sigma_in: float
-    to_z: float = 0.0
 
     @property
     def distance_in(self) -> float:
-        return math.dist(self.from_xy, self.to_xy)
+        """Horizontal distance from the old centre to the new, in inches."""
+        return math.dist(self.from_pose.xy, self.to_pose.xy)
 
 
 @dataclass
 class Track:
-    """What is known of one marker."""
+    """What is known of one marker (the tracker's own, changed in place)."""
 
     id: int
-    x: float
-    y: float
-    heading: float
-    z: float
+    #: Smoothed, or the settled mean; ``z`` the latest sighting's.
+    pose: Pose
     sigma_in: float
     state: TrackState = TrackState.MOVING
     last_seen: float = 0.0
     #: Where it last settled (None until it first has).
-    settled_xy: tuple[float, float] | None = None
-    settled_heading: float = 0.0
+    settled: Pose | None = None
     recent: deque[tuple[float, float, float, float]] = field(default_factory=deque)
     #: Told where it stands (first seen or moved), told hidden and told lost (until seen).
     told_placed: bool = False
     told_hidden: bool = False
     told_lost: bool = False
-
-    @property
-    def xy(self) -> tuple[float, float]:
-        return (self.x, self.y)
 
 
 @dataclass(frozen=True)
@@ -122,19 +112,12 @@ class Tracked:
     ``lost``, how long it has been unseen (seconds)."""
 
     id: int
-    x: float
-    y: float
-    heading: float
-    z: float
+    pose: Pose
     sigma_in: float
     state: TrackState
     news: tuple[TrackNews, ...] = ()
     moved: Moved | None = None
     unseen_s: float = 0.0
-
-    @property
-    def xy(self) -> tuple[float, float]:
-        return (self.x, self.y)
 
     def quiet(self) -> Tracked:
         """The same track with no news (as a frame that updates no track shows it)."""
@@ -192,7 +175,7 @@ class Tracker:
             seen.add(s.id)
             track = self.tracks.get(s.id)
             if track is None:
-                track = Track(s.id, s.x, s.y, s.heading, s.z, s.sigma_in, last_seen=t)
+                track = Track(s.id, s.pose, s.sigma_in, last_seen=t)
                 self.tracks[s.id] = track
             event = self._observe(track, t, s)
             if event is not None:
@@ -224,10 +207,7 @@ class Tracker:
                 news.append("first_seen")
         return Tracked(
             track.id,
-            track.x,
-            track.y,
-            track.heading,
-            track.z,
+            track.pose,
             track.sigma_in,
             track.state,
             tuple(news),
@@ -238,25 +218,28 @@ class Tracker:
     def _observe(self, track: Track, t: float, s: Sighting) -> Moved | None:
         # A settled track is held to where it settled, so that a slow slide (each frame's
         # step inside the deadband) still counts as a move.
-        settled = track.state is TrackState.SETTLED and track.settled_xy is not None
-        ref = track.settled_xy if settled and track.settled_xy else track.xy
-        jump = math.dist(ref, (s.x, s.y))
+        now, was = s.pose, track.pose
+        ref = track.settled if track.state is TrackState.SETTLED and track.settled else was
+        jump = math.dist(ref.xy, now.xy)
         if jump > self.deadband_in or track.state is TrackState.HIDDEN:
             # A real move (or a reappearance): follow it at once.
-            track.x, track.y, track.heading = s.x, s.y, s.heading
+            track.pose = now
             if jump > self.deadband_in:
                 track.state = TrackState.MOVING
                 track.recent.clear()
             elif track.state is TrackState.HIDDEN:
-                track.state = TrackState.SETTLED if track.settled_xy else TrackState.MOVING
+                track.state = TrackState.SETTLED if track.settled else TrackState.MOVING
         else:
             a = self.smoothing
-            track.x += a * (s.x - track.x)
-            track.y += a * (s.y - track.y)
-            turn = (s.heading - track.heading + 180.0) % 360.0 - 180.0
-            track.heading = (track.heading + a * turn) % 360.0
-        track.z, track.sigma_in, track.last_seen = s.z, s.sigma_in, t
-        track.recent.append((t, s.x, s.y, s.heading))
+            turn = (now.heading - was.heading + 180.0) % 360.0 - 180.0
+            track.pose = Pose(
+                was.x + a * (now.x - was.x),
+                was.y + a * (now.y - was.y),
+                (was.heading + a * turn) % 360.0,
+                now.z,
+            )
+        track.sigma_in, track.last_seen = s.sigma_in, t
+        track.recent.append((t, now.x, now.y, now.heading))
         # Keep the newest sighting at least ``settle_s`` old, and all after it: the window
         # then spans the settling time at any frame rate, with any timing jitter.
         while len(track.recent) >= 2 and track.recent[1][0] <= t - self.settle_s + 1e-9:
@@ -275,21 +258,14 @@ class Tracker:
 
     def _settle(self, track: Track, t: float) -> Moved | None:
         n = len(track.recent)
-        track.x = sum(r[1] for r in track.recent) / n
-        track.y = sum(r[2] for r in track.recent) / n
-        track.heading = _angle_mean(r[3] for r in track.recent)
-        track.state = TrackState.SETTLED
-        before, before_heading = track.settled_xy, track.settled_heading
-        track.settled_xy, track.settled_heading = track.xy, track.heading
-        if before is None or math.dist(before, track.xy) <= self.deadband_in:
-            return None  # first seen here, or back where it was
-        return Moved(
-            track.id,
-            t,
-            before,
-            track.xy,
-            before_heading,
-            track.heading,
-            track.sigma_in / math.sqrt(n),
-            track.z,
+        track.pose = Pose(
+            sum(r[1] for r in track.recent) / n,
+            sum(r[2] for r in track.recent) / n,
+            _angle_mean(r[3] for r in track.recent),
+            track.pose.z,
         )
+        track.state = TrackState.SETTLED
+        before, track.settled = track.settled, track.pose
+        if before is None or math.dist(before.xy, track.pose.xy) <= self.deadband_in:
+            return None  # first seen here, or back where it was
+        return Moved(track.id, t, before, track.pose, track.sigma_in / math.sqrt(n))
