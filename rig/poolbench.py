@@ -194,7 +194,8 @@ def live(
     """``count`` frames arriving at ``fps`` into a :class:`NewestDecoder`; each taken is
     processed and recorded here. ``dropped``: frames that arrived and were never taken."""
     seg = Segment()
-    decoder = NewestDecoder(workers, detect=_markers(pipeline))
+    decoder = NewestDecoder(workers)
+    markers = _markers(pipeline)
     arrived_at: dict[int, float] = {}
     finished = threading.Event()
 
@@ -203,7 +204,7 @@ def live(
         for k in range(count):
             time.sleep(max(0.0, t0 + k / fps - time.perf_counter()))
             arrived_at[start + k] = time.perf_counter()
-            decoder.submit(start + k, (start + k) / fps, data[(start + k) % len(data)])
+            decoder.submit(start + k, (start + k) / fps, data[(start + k) % len(data)], markers)
         finished.set()
 
     thread = threading.Thread(target=camera, name="bench camera", daemon=True)

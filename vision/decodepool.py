@@ -226,13 +226,12 @@ class NewestDecoder:
     frame's markers are found on the thread that decoded it and come with it.
     """
 
-    def __init__(self, workers: int = WORKERS, detect: Detect | None = None) -> None:
+    def __init__(self, workers: int = WORKERS) -> None:
         self.workers = max(1, workers)
-        self.detect = detect
         self.dropped = 0
         self.arrived = 0
         self._cond = threading.Condition()
-        self._waiting: tuple[int, float, np.ndarray] | None = None
+        self._waiting: tuple[int, float, np.ndarray, Detect | None] | None = None
         self._running = 0
         self._done: dict[int, Decoded] = {}
         self._failed: BaseException | None = None
@@ -240,8 +239,9 @@ class NewestDecoder:
         self._closed = False
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="decode")
 
-    def submit(self, index: int, t: float, data: np.ndarray) -> None:
-        """Frame ``index`` arrived at ``t``: a JPEG packet or a decoded picture."""
+    def submit(self, index: int, t: float, data: np.ndarray, detect: Detect | None = None) -> None:
+        """Frame ``index`` arrived at ``t``: a JPEG packet or a decoded picture, to be
+        decoded and, with ``detect``, its markers found on the same thread."""
         with self._cond:
             if self._closed:
                 return
@@ -249,25 +249,25 @@ class NewestDecoder:
             if self._running >= self.workers:
                 if self._waiting is not None:
                     self.dropped += 1
-                self._waiting = (index, t, data)
+                self._waiting = (index, t, data, detect)
                 return
-            self._start(index, t, data)
+            self._start(index, t, data, detect)
 
-    def _start(self, index: int, t: float, data: np.ndarray) -> None:
+    def _start(self, index: int, t: float, data: np.ndarray, detect: Detect | None) -> None:
         self._running += 1
         self._order.append(index)
-        self._pool.submit(self._run, index, t, data)
+        self._pool.submit(self._run, index, t, data, detect)
 
-    def _run(self, index: int, t: float, data: np.ndarray) -> None:
+    def _run(self, index: int, t: float, data: np.ndarray, detect: Detect | None) -> None:
         failure: BaseException | None = None
         garbled = False
         done: Decoded | None = None
         try:
             if data.ndim == 1 or (data.ndim == 2 and data.shape[0] == 1):  # a packet
-                done = _work(index, t, data, self.detect)
+                done = _work(index, t, data, detect)
                 garbled = done is None
             else:
-                done = _picture(index, t, data, self.detect)
+                done = _picture(index, t, data, detect)
         except BaseException as exc:  # handed to the consumer
             failure = exc
         with self._cond:

@@ -123,6 +123,8 @@ class LiveSource:
         self.delivered = threading.Event()
         #: Times the source could not be opened, or gave nothing, since the last picture.
         self.failures = 0
+        #: What the decode threads find in each frame (``frames`` says), with its decoding.
+        self._detect: Detect | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._read, name=f"source {spec}", daemon=True)
         self._thread.start()
@@ -177,7 +179,7 @@ class LiveSource:
                 self.delivered.set()
                 delay = self.retry_s[0]
                 data = image.copy() if raw else image
-                self.decoder.submit(index, time.monotonic() - start, data)
+                self.decoder.submit(index, time.monotonic() - start, data, self._detect)
                 index += 1
             capture.release()
             if self._stop.is_set():
@@ -217,8 +219,7 @@ class LiveSource:
         """Each frame decoded, in the order they arrived (frames that arrived while every
         worker was busy are skipped, but the newest), with the markers ``detect`` found in
         it on the thread that decoded it. Ends after ``timeout_s`` without a frame."""
-        if detect is not None:
-            self.decoder.detect = detect
+        self._detect = detect
         while not self._stop.is_set():
             decoded = self.decoder.take(timeout_s)
             if decoded is None:
