@@ -1,9 +1,10 @@
 """A game being refereed: a source's frames observed, judged by the session, shared by all.
 
 ``Setup`` is what a user describes in files (game, table, roster, terrain, camera);
-``Game`` turns a source's frames into observations (:class:`~vision.observe.Observer`) that a
-:class:`~tablesight.rules.session.Session` and is the one object the terminal, the web UI and the
-match file talk to. Every change goes through its lock; every event it produces is handed
+``Game`` turns a source's frames into observations
+(:class:`~tablesight.vision.observe.Observer`) that a
+:class:`~tablesight.rules.session.Session` judges, and is the one object the terminal, the
+web UI and the match file talk to. Every change goes through its lock; every event it produces is handed
 to its listeners (the terminal printer, each web page's stream, the recorder) in order.
 
 ::

@@ -66,7 +66,8 @@ in time order::
 
 ``tests/vision/necromunda_match.toml`` is a whole match.
 
-The table in 3D (all off by default; see :mod:`rig.bodies`, :mod:`rig.webcam`):
+The table in 3D (all off by default; see :mod:`tablesight.rig.bodies`,
+:mod:`tablesight.rig.webcam`):
 
 * a model's ``start`` (and a move's ``to``) may be ``[x, y, heading, z]``: it stands z
   inches up (on a tower's top: the tower's height); its marker is at z + marker_height_mm,

@@ -1,6 +1,7 @@
 """Frames per second of the whole referee on video: decode, detect, map, track, judge, record.
 
-The footage is rendered by ``rig.synth``: the 44 x 30 in table of ``rig.accuracy``
+The footage is rendered by ``tablesight.rig.synth``: the 44 x 30 in table of
+``tablesight.rig.accuracy``
 seen by its camera (14 in in front of the near edge, 30 in up) at 1920 x 1080 and
 3840 x 2160, with the four corner anchors and 40 models on a jittered grid (markers of
 25, 30 and 35 mm, at least the 23 mm that ``marker_size_table`` asks of this table at
@@ -30,7 +31,8 @@ same state (the ratio columns are medians over rounds of the ratios of fps):
   order, the rest of ``process`` and the record here, as ``Game.run`` plays a file.
 
 Then a live camera: frames arriving at 60 fps (1080p) or 30 fps (4K) into the decode pool
-as ``LiveSource`` hands them over (``vision.decodepool.NewestDecoder``): the frames dropped,
+as ``LiveSource`` hands them over (``tablesight.vision.decodepool.NewestDecoder``): the frames
+dropped,
 and the latency from a frame's arrival to its events, in the camera's frame periods.
 Latency is also given for the threaded loop (the file is read as fast as it decodes, so
 each frame waits for the one before it). Where the time goes comes from the sequential
@@ -311,7 +313,8 @@ def make_footage(
 class _Video:
     """A video file read on and on: at its end it starts again. With ``packets``, its
     frames are read as the JPEG pictures they are and decoded to grey, as the referee's
-    sources do (``vision.decodepool``); else decoded in colour by ``cv2.VideoCapture``."""
+    sources do (``tablesight.vision.decodepool``); else decoded in colour by
+    ``cv2.VideoCapture``."""
 
     def __init__(self, path: Path, packets: bool = False) -> None:
         self.path = path

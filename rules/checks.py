@@ -1,7 +1,8 @@
 """The referee's checks: each one rule of a game, measured, with the numbers.
 
 A check is a small function that looks at one move (or one unit) and records what it
-finds in a :class:`~rules.verdict.Findings`; the referee (:mod:`rules.referee`) runs them
+finds in a :class:`~tablesight.rules.verdict.Findings`; the referee
+(:mod:`tablesight.rules.referee`) runs them
 in this order. What differs between games is data in ``rules/games/*.toml``, the game's
 own words included (the charge actions, the engaged status, a ramming's roll), and the
 few checks a game adds in its module beside it (:mod:`tablesight.rules.games`).

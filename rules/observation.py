@@ -32,7 +32,8 @@ TRACK_NAMES: tuple[TrackName, ...] = ("settled", "moving", "hidden")
 #: What the tracker concluded about a model in this frame:
 #: ``first_seen`` it settled for the first time (where it stands, not a move);
 #: ``moved`` it settled somewhere other than where it last settled (a finished move);
-#: ``hidden`` it has been out of sight long enough to matter (``vision.tracking.HIDDEN_S``:
+#: ``hidden`` it has been out of sight long enough to matter
+#: (``tablesight.vision.tracking.HIDDEN_S``:
 #: a marker dropping out for a frame or two is not news); ``lost`` out of sight too long.
 News = Literal["first_seen", "moved", "hidden", "lost"]
 

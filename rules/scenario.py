@@ -241,7 +241,8 @@ def _check_squares(m: ModelIn, ruleset: Ruleset, where: str) -> None:
 
 
 def _check_declared(m: ModelIn, ids: list[str], ruleset: Ruleset, where: str) -> None:
-    """A declaration the game cannot take (:mod:`rules.declaration`), or one that lacks the
+    """A declaration the game cannot take (:mod:`tablesight.rules.declaration`), or one that lacks
+    the
     target or the roll its action needs. An action the game does not have is judged (it is
     a finding, not malformed input)."""
     action = ruleset.action(m.action)

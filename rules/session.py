@@ -52,7 +52,8 @@ DECISIONS = ("accept", "dismiss")
 
 #: Seconds a table pose must stay untrusted before judging is said to be held. Nothing is
 #: placed from an untrusted pose at once, but one or two such frames are not news: a hand
-#: reaching over an anchor deforms its corners for a moment (as ``vision.tracking.HIDDEN_S``
+#: reaching over an anchor deforms its corners for a moment (as
+#: ``tablesight.vision.tracking.HIDDEN_S``
 #: waits before a dropped-out marker is reported hidden).
 POSE_HOLD_S = 1.0
 

@@ -13,7 +13,8 @@
    terrain pieces from what the user fills in, with the sizes of the printed sheet as
    defaults and the game's keywords (:func:`game_preset`) to choose from.
 4. Write the files: :func:`write_files` writes ``table.toml``, ``roster.toml``,
-   ``terrain.toml`` and ``camera.toml``, which :meth:`calibration.setup.Setup.load` reads.
+   ``terrain.toml`` and ``camera.toml``, which :meth:`tablesight.calibration.setup.Setup.load`
+   reads.
 
 Table inches are measured from the near-left corner (the corner on the camera's side, to
 its left): x along the width, y along the depth, away from the camera. Whatever the user
@@ -81,7 +82,8 @@ CLICK_IN_PER_PX = 0.1
 COVERAGE_CELLS = 5
 #: The table's corners, in the order they are clicked, as the user knows them.
 CORNER_NAMES = ("near-left", "near-right", "far-right", "far-left")
-#: Terrain keywords the rules core asks about (``rules.checks``, ``rules.field``).
+#: Terrain keywords the rules core asks about (``tablesight.rules.checks``,
+#: ``tablesight.rules.field``).
 TERRAIN_KEYWORDS = ("impassable", "difficult", "dangerous", "climbable", "gap")
 #: The same on a square grid (``tablesight.rules.grid``): what a square is, and a door's states.
 GRID_TERRAIN_KEYWORDS = ("wall", "slagged", "barrel", "door", "outside", "open", "broken", "hacked")

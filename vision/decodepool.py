@@ -57,7 +57,7 @@ class Decoded:
     image: np.ndarray | None = None
 
     def frame(self) -> Frame:
-        """As a :class:`~vision.frame.Frame` with its markers (colour decoded from the
+        """As a :class:`~tablesight.vision.frame.Frame` with its markers (colour decoded from the
         packet when asked)."""
         return Frame(self.image, self.t, self.index, self.packet, self.gray, self.detections)
 

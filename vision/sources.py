@@ -5,7 +5,7 @@
 ``open_source("http://phone:8080/video")`` (or ``rtsp://...``) a network stream.
 
 Files are read in order, every frame, with their own timestamps; a Motion JPEG file's
-frames are decoded ahead on a pool of threads (:mod:`vision.decodepool`), where their
+frames are decoded ahead on a pool of threads (:mod:`tablesight.vision.decodepool`), where their
 markers are found too when a ``detect`` stage is given. Live sources are
 read on a thread of their own; their JPEG frames are decoded on the pool as they arrive,
 and while every worker is busy only the newest frame waits, so processing never falls

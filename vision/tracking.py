@@ -48,7 +48,7 @@ HIDDEN_S = 1.0
 #: A model hidden for longer than this (seconds) is reported lost.
 LOST_S = 10.0
 
-#: What a frame may say about a track (``rules.observation.News``).
+#: What a frame may say about a track (``tablesight.rules.observation.News``).
 TrackNews = Literal["first_seen", "moved", "hidden", "lost"]
 
 

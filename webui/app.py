@@ -1,4 +1,5 @@
-"""The web UI: a thin Flask layer over a game (:class:`~webui.protocol.Refereed`: the live
+"""The web UI: a thin Flask layer over a game (:class:`~tablesight.webui.protocol.Refereed`: the
+live
 :class:`~tablesight.match.game.Game`, or a :class:`~tablesight.match.replay.Replay`).
 
 Views translate HTTP to calls on the game and back; the table's shapes and numbers come
@@ -16,7 +17,8 @@ The routes, by blueprint:
   (``/`` leads there), ``GET /api/replay``, ``POST /api/replay/seek`` and
   ``GET /replay/frame.jpg?t=``.
 
-Every error is ``{"error": {"status", "field", "message"}}`` (:mod:`webui.errors`). When a
+Every error is ``{"error": {"status", "field", "message"}}`` (:mod:`tablesight.webui.errors`). When
+a
 ``token`` is set (the server listens beyond this machine), the POST routes need it in
 ``X-TableSight-Token`` (or ``?token=``); watching needs none. What is refused before a view
 runs (a foreign ``Host``, a control from another site, a stream beyond the caps) and the
