@@ -4,8 +4,9 @@
 ``Game`` turns a source's frames into observations
 (:class:`~tablesight.vision.observe.Observer`) that a
 :class:`~tablesight.rules.session.Session` judges, and is the one object the terminal, the
-web UI and the match file talk to. Every change goes through its lock; every event it produces is handed
-to its listeners (the terminal printer, each web page's stream, the recorder) in order.
+web UI and the match file talk to. Every change goes through its lock; every event it
+produces is handed to its listeners (the terminal printer, each web page's stream, the
+recorder) in order.
 
 ::
 
