@@ -41,6 +41,7 @@ import pytest
 
 if TYPE_CHECKING:
     from tablesight.calibration.roster import RosterModel
+    from tablesight.calibration.setup import Setup
     from tablesight.calibration.table import TableSpec
     from tablesight.rig.synth import PinholeCamera
 
@@ -403,6 +404,20 @@ def footage() -> tuple[PinholeCamera, Mapping[str, np.ndarray]]:
     from tablesight.rig.synth import PinholeCamera
 
     return PinholeCamera.looking_at(*CAMERA), Shots()
+
+
+@pytest.fixture(scope="session")
+def setup(footage, two_model_table, two_model_roster) -> Setup:
+    """Necromunda on the two-model table, with the lens that took the footage."""
+    from tablesight.calibration.camera import CameraModel
+    from tablesight.calibration.setup import Setup
+    from tablesight.rules.ruleset import load_ruleset
+
+    camera, _ = footage
+    lens = CameraModel((1920, 1080), camera.camera_matrix, camera.dist_coeffs)
+    return Setup(
+        "necromunda", load_ruleset("necromunda"), two_model_table, two_model_roster, [], lens
+    )
 
 
 @pytest.fixture

@@ -11,24 +11,13 @@ from pathlib import Path
 import cv2
 import pytest
 
-from tablesight.calibration.camera import CameraModel
 from tablesight.calibration.setup import Setup
 from tablesight.match.game import Game
 from tablesight.match.reader import Match
 from tablesight.match.schema import FORMAT, MIGRATIONS, SCHEMA_VERSION, setup_meta
 from tablesight.match.writer import MatchWriter
 from tablesight.rules.errors import InputError
-from tablesight.rules.ruleset import load_ruleset
 from tablesight.vision.sources import FileSource, Frame
-
-
-@pytest.fixture
-def setup(footage, two_model_table, two_model_roster) -> Setup:
-    camera, _ = footage
-    lens = CameraModel((1920, 1080), camera.camera_matrix, camera.dist_coeffs)
-    return Setup(
-        "necromunda", load_ruleset("necromunda"), two_model_table, two_model_roster, [], lens
-    )
 
 
 def test_each_decision_says_who_made_it(setup, footage, tmp_path):

@@ -7,21 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from tablesight.calibration.camera import CameraModel
 from tablesight.calibration.setup import Setup
 from tablesight.match.game import Game
 from tablesight.rules.errors import InputError
 from tablesight.rules.ruleset import load_ruleset
 from tablesight.vision.sources import FileSource, Frame, LiveSource
-
-
-@pytest.fixture
-def setup(footage, two_model_table, two_model_roster):
-    camera, _ = footage
-    lens = CameraModel((1920, 1080), camera.camera_matrix, camera.dist_coeffs)
-    return Setup(
-        "necromunda", load_ruleset("necromunda"), two_model_table, two_model_roster, [], lens
-    )
 
 
 def test_controls(setup, tmp_path):

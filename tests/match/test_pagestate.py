@@ -16,7 +16,6 @@ import cv2
 import numpy as np
 import pytest
 
-from tablesight.calibration.camera import CameraModel
 from tablesight.calibration.setup import Setup
 from tablesight.match.game import Game
 from tablesight.match.pagestate import Live, page_state
@@ -25,7 +24,6 @@ from tablesight.match.replay import Replay
 from tablesight.match.schema import FORMAT, MIGRATIONS, SCHEMA_VERSION, setup_meta
 from tablesight.match.writer import MatchWriter
 from tablesight.rules.errors import InputError
-from tablesight.rules.ruleset import load_ruleset
 from tablesight.vision.sources import FileSource, Frame
 
 JUDGE, NOTE = "hub:Ann", "the tape says 5.9"
@@ -37,15 +35,6 @@ TOWER = {
     "keywords": [],
 }
 NOISE = np.zeros((48, 64, 3), np.uint8)
-
-
-@pytest.fixture
-def setup(footage, two_model_table, two_model_roster) -> Setup:
-    camera, _ = footage
-    lens = CameraModel((1920, 1080), camera.camera_matrix, camera.dist_coeffs)
-    return Setup(
-        "necromunda", load_ruleset("necromunda"), two_model_table, two_model_roster, [], lens
-    )
 
 
 @pytest.fixture

@@ -23,12 +23,9 @@ import cv2
 import paho.mqtt.client as mqtt
 import pytest
 
-from tablesight.calibration.camera import CameraModel
-from tablesight.calibration.setup import Setup
 from tablesight.match.game import Game
 from tablesight.match.reader import Match
 from tablesight.match.writer import MatchWriter
-from tablesight.rules.ruleset import load_ruleset
 from tablesight.rules.view import flags as view_flags
 from tablesight.tournament import messages
 from tablesight.tournament.link import BrokerLink
@@ -93,15 +90,6 @@ class Watcher:
     def close(self) -> None:
         self.client.disconnect()
         self.client.loop_stop()
-
-
-@pytest.fixture
-def setup(footage, two_model_table, two_model_roster) -> Setup:
-    camera, _ = footage
-    lens = CameraModel((1920, 1080), camera.camera_matrix, camera.dist_coeffs)
-    return Setup(
-        "necromunda", load_ruleset("necromunda"), two_model_table, two_model_roster, [], lens
-    )
 
 
 @pytest.fixture

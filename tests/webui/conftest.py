@@ -22,10 +22,7 @@ from typing import Any
 
 import pytest
 
-from tablesight.calibration.camera import CameraModel
-from tablesight.calibration.setup import Setup
 from tablesight.match.viewstate import Worked
-from tablesight.rules.ruleset import load_ruleset
 
 #: Playwright cannot download its browsers here: it drives Debian's.
 CHROMIUM = "/usr/bin/chromium"
@@ -40,16 +37,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "browser" in item.keywords:
             item.add_marker(skip)
-
-
-@pytest.fixture(scope="module")
-def setup(footage, two_model_table, two_model_roster) -> Setup:
-    """Necromunda on the table, with the lens that took the footage."""
-    camera, _ = footage
-    lens = CameraModel((1920, 1080), camera.camera_matrix, camera.dist_coeffs)
-    return Setup(
-        "necromunda", load_ruleset("necromunda"), two_model_table, two_model_roster, [], lens
-    )
 
 
 @pytest.fixture(scope="session")
