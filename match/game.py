@@ -18,7 +18,6 @@ recorder) in order.
 
 from __future__ import annotations
 
-import functools
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -34,9 +33,9 @@ from tablesight.rules.errors import InputError
 from tablesight.rules.session import Event
 from tablesight.rules.view import flags, measure, neighbours
 from tablesight.vision.observe import Observation, Observer, PoseHealth
-from tablesight.vision.sight import detect
 from tablesight.vision.sources import FileSource, Frame, LiveSource
 from tablesight.vision.tablepose import TablePose
+from tablesight.vision.watch import Look, Watcher
 
 #: How long a live source may go without a frame before the camera is reported lost.
 CAMERA_TIMEOUT_S = 2.0
@@ -96,8 +95,12 @@ class Game:
         self._news = threading.Condition(threading.Lock())
         self.session = setup.session()
         self.observer = Observer.for_setup(setup)
+        #: Reads each frame's markers where the picture changed (the rest stand).
+        self.watcher = Watcher(setup.table.table.dictionary)
         #: The newest observation, and the newest table pose (kept while a hand hides it).
         self.observation: Observation | None = None
+        #: What the newest frame was read for (searched whole, in windows, or not at all).
+        self.look: Look | None = None
         self.pose: TablePose | None = None
         self.health: PoseHealth | None = None
         #: The newest frame processed, and its time and number.
@@ -215,7 +218,9 @@ class Game:
             events: list[Event] = []
             while self._steps and self._steps[0].t <= frame.t:
                 events += self._apply(self._steps.pop(0), frame)
-            observation = self.observer.observe(frame)
+            look = self.watcher.look(frame)
+            self.look = look
+            observation = self.observer.observe(frame, look.detections, fresh=look.fresh)
             with self._news:
                 self._poses = _poses(self.generation, frame, arrived, observation)
                 self._news.notify_all()
@@ -281,15 +286,14 @@ class Game:
             self._tell([])
 
     def _frames(self) -> Iterator[Frame]:
-        """The source's frames, each with its markers found on the thread that decoded it
-        (ahead of :meth:`process`)."""
-        markers = functools.partial(detect, dictionary=self.setup.table.table.dictionary)
+        """The source's frames as they came: a camera's JPEG pictures are decoded only
+        when :meth:`process` looks at them (:class:`~tablesight.vision.watch.Watcher`)."""
         if isinstance(self.source, LiveSource):
-            yield from self.source.frames(timeout_s=CAMERA_TIMEOUT_S, detect=markers)
+            yield from self.source.frames(timeout_s=CAMERA_TIMEOUT_S, decode=False)
             return
         self.status = "playing" if self.paced else "analyzing"
         began = time.monotonic()
-        for frame in self.source.frames(detect=markers):
+        for frame in self.source.frames(decode=False):
             if self.paced:
                 due = frame.t / self.speed
                 self._stop.wait(max(0.0, due - (time.monotonic() - began)))
@@ -335,6 +339,7 @@ class Game:
             self.session = self.setup.session()
             self.decided = {}
             self.observer = Observer.for_setup(self.setup)
+            self.watcher = Watcher(self.setup.table.table.dictionary)
             # nothing of the last game's clock is shown as this game's (its last frame's
             # time with this game's phase, say)
             self.frame, self.observation, self.pose = None, None, None

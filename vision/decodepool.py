@@ -51,7 +51,7 @@ class Decoded:
 
     index: int
     t: float
-    gray: np.ndarray
+    gray: np.ndarray | None
     detections: MarkerDetections | None = None
     packet: np.ndarray | None = None
     image: np.ndarray | None = None
@@ -81,10 +81,14 @@ def decode(packet: np.ndarray, flags: int = cv2.IMREAD_COLOR) -> np.ndarray:
     return image
 
 
-def _work(index: int, t: float, packet: np.ndarray, detect: Detect | None) -> Decoded | None:
+def _work(
+    index: int, t: float, packet: np.ndarray, detect: Detect | None, decode_now: bool = True
+) -> Decoded | None:
     """A packet decoded to grey (all detection needs; colour is decoded from the packet
     when a view asks) and its markers found; ``None`` for one that is not a picture (a frame cut
     short or garbled, as a camera's stream gives when it hiccups): skipped, not fatal."""
+    if not decode_now and detect is None and is_jpeg(packet):
+        return Decoded(index, t, None, packet=packet)  # decoded when, and if, it is looked at
     try:
         gray = decode(packet, cv2.IMREAD_GRAYSCALE)
     except ValueError:
@@ -118,10 +122,13 @@ def read_ahead(
     workers: int = WORKERS,
     detect: Detect | None = None,
     ahead: int | None = None,
+    decode: bool = True,
 ) -> Iterator[Decoded]:
     """Every frame of the video file ``path``, in order, decoded ``ahead`` frames ahead
     (default ``AHEAD_PER_WORKER`` per worker) on ``workers`` threads; each with the
-    markers ``detect`` found in it on the thread that decoded it."""
+    markers ``detect`` found in it on the thread that decoded it. Without ``detect`` and
+    with ``decode`` false, a Motion JPEG file's pictures come undecoded (decoded when
+    something looks at them: :attr:`Frame.gray <tablesight.vision.frame.Frame.gray>`)."""
     ahead = ahead if ahead is not None else max(1, workers) * AHEAD_PER_WORKER
     opened = _open_raw(path)
     if opened is None:
@@ -145,7 +152,7 @@ def read_ahead(
                     break
                 msec = capture.get(cv2.CAP_PROP_POS_MSEC)
                 t = msec / 1000.0 if msec > 0 else index / fps
-                pending.append(pool.submit(_work, index, t, packet.copy(), detect))
+                pending.append(pool.submit(_work, index, t, packet.copy(), detect, decode))
                 index += 1
             if pending:
                 done = pending.popleft().result()
@@ -231,7 +238,7 @@ class NewestDecoder:
         self.dropped = 0
         self.arrived = 0
         self._cond = threading.Condition()
-        self._waiting: tuple[int, float, np.ndarray, Detect | None] | None = None
+        self._waiting: tuple[int, float, np.ndarray, Detect | None, bool] | None = None
         self._running = 0
         self._done: dict[int, Decoded] = {}
         self._failed: BaseException | None = None
@@ -239,9 +246,17 @@ class NewestDecoder:
         self._closed = False
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="decode")
 
-    def submit(self, index: int, t: float, data: np.ndarray, detect: Detect | None = None) -> None:
+    def submit(
+        self,
+        index: int,
+        t: float,
+        data: np.ndarray,
+        detect: Detect | None = None,
+        decode: bool = True,
+    ) -> None:
         """Frame ``index`` arrived at ``t``: a JPEG packet or a decoded picture, to be
-        decoded and, with ``detect``, its markers found on the same thread."""
+        decoded and, with ``detect``, its markers found on the same thread (without
+        ``detect`` and with ``decode`` false, a JPEG packet is handed on undecoded)."""
         with self._cond:
             if self._closed:
                 return
@@ -249,22 +264,26 @@ class NewestDecoder:
             if self._running >= self.workers:
                 if self._waiting is not None:
                     self.dropped += 1
-                self._waiting = (index, t, data, detect)
+                self._waiting = (index, t, data, detect, decode)
                 return
-            self._start(index, t, data, detect)
+            self._start(index, t, data, detect, decode)
 
-    def _start(self, index: int, t: float, data: np.ndarray, detect: Detect | None) -> None:
+    def _start(
+        self, index: int, t: float, data: np.ndarray, detect: Detect | None, decode: bool
+    ) -> None:
         self._running += 1
         self._order.append(index)
-        self._pool.submit(self._run, index, t, data, detect)
+        self._pool.submit(self._run, index, t, data, detect, decode)
 
-    def _run(self, index: int, t: float, data: np.ndarray, detect: Detect | None) -> None:
+    def _run(
+        self, index: int, t: float, data: np.ndarray, detect: Detect | None, decode: bool
+    ) -> None:
         failure: BaseException | None = None
         garbled = False
         done: Decoded | None = None
         try:
             if data.ndim == 1 or (data.ndim == 2 and data.shape[0] == 1):  # a packet
-                done = _work(index, t, data, detect)
+                done = _work(index, t, data, detect, decode)
                 garbled = done is None
             else:
                 done = _picture(index, t, data, detect)

@@ -32,8 +32,8 @@ class Frame:
         gray: np.ndarray | None = None,
         detections: MarkerDetections | None = None,
     ) -> None:
-        if image is None and gray is None:
-            raise ValueError("Frame: needs a picture (image or gray)")
+        if image is None and gray is None and jpeg is None:
+            raise ValueError("Frame: needs a picture (image, gray or jpeg)")
         self.t = t
         self.index = index
         #: The picture as the camera encoded it (uint8 JPEG bytes), or ``None``.
@@ -49,6 +49,11 @@ class Frame:
         for when the frame came as grey."""
         if self._image is None:
             decoded = None
+            if self._gray is None and self.jpeg is not None:
+                self._image = cv2.imdecode(self.jpeg.reshape(-1), cv2.IMREAD_COLOR)
+                if self._image is None:
+                    raise ValueError(f"frame {self.index}: not a picture OpenCV can decode")
+                return self._image
             if self.jpeg is not None:
                 decoded = cv2.imdecode(self.jpeg.reshape(-1), cv2.IMREAD_COLOR)
             if decoded is None:
@@ -59,12 +64,24 @@ class Frame:
 
     @property
     def gray(self) -> np.ndarray:
-        """The picture in grey, for detection."""
+        """The picture in grey, for detection: decoded from ``jpeg`` the first time it is
+        asked for when the frame came undecoded."""
         if self._gray is None:
-            assert self._image is not None
+            if self._image is None:
+                assert self.jpeg is not None
+                gray = cv2.imdecode(self.jpeg.reshape(-1), cv2.IMREAD_GRAYSCALE)
+                if gray is None:
+                    raise ValueError(f"frame {self.index}: not a picture OpenCV can decode")
+                self._gray = gray
+                return gray
             image = self._image
             self._gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
         return self._gray
+
+    @property
+    def decoded(self) -> bool:
+        """Whether the picture has been decoded (a camera's JPEG may never need to be)."""
+        return self._gray is not None or self._image is not None
 
     def encoded(self, quality: int = 80) -> bytes | None:
         """The picture as JPEG: the camera's own when it sent one (no decoding, no
@@ -78,7 +95,8 @@ class Frame:
     def size(self) -> tuple[int, int]:
         """Width and height in pixels."""
         shown = self._gray if self._gray is not None else self._image
-        assert shown is not None
+        if shown is None:
+            shown = self.gray
         return shown.shape[1], shown.shape[0]
 
     def __repr__(self) -> str:

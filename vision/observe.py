@@ -179,26 +179,47 @@ class Observer:
         self._tracked: tuple[Tracked, ...] = ()
         #: Where each terrain piece was last placed (its centroid).
         self._terrain_at: dict[str, tuple[float, float]] = {}
+        #: The last detections, their pose and sightings: what a frame whose markers
+        #: stand as they were (``fresh`` false) shows again.
+        self._standing: tuple[MarkerDetections, TablePose | None, list[Sighting]] | None = None
 
     @classmethod
     def for_setup(cls, setup: Setup) -> Observer:
         """A new eye on the table the user's files describe."""
         return cls(setup.table, setup.roster, setup.camera, setup.terrain)
 
-    def observe(self, frame: Frame) -> Observation:
-        """What ``frame`` shows (its markers as found ahead, when it carries them); a
-        frame without a trusted table pose changes no track."""
-        seen = sight(frame.gray, self.table, self.camera, detections=frame.detections)
+    def observe(
+        self, frame: Frame, detections: MarkerDetections | None = None, fresh: bool = True
+    ) -> Observation:
+        """What ``frame`` shows: its markers ``detections`` (those the frame carries, found
+        ahead, or else found here); a frame without a trusted table pose changes no track.
+
+        ``fresh`` false says ``detections`` are the last frame's, standing (nothing in the
+        picture changed where they are: :class:`~tablesight.vision.watch.Watcher`): the
+        pose and the places are those worked out for them then, and only the tracks move
+        on in time."""
+        if not fresh and self._standing is not None and detections is self._standing[0]:
+            found, pose, sightings = self._standing
+            if pose is None or not pose.healthy:
+                quiet = tuple(track.quiet() for track in self._tracked)
+                return Observation(frame.t, frame.index, found, pose, self._models(quiet))
+            self._tracked = self.tracker.update(frame.t, sightings)
+            return Observation(frame.t, frame.index, found, pose, self._models(self._tracked))
+        found_ahead = detections if detections is not None else frame.detections
+        seen = sight(frame.gray, self.table, self.camera, detections=found_ahead)
         found, pose = seen.detections, seen.pose
         if pose is None or not pose.healthy:
             # no table this frame (a hand over the anchors), or a pose not trusted (the
             # observation carries it and its problem, for the session and the views): it
             # places nothing; the tracks as they were, no news
+            self._standing = (found, pose, [])
             quiet = tuple(track.quiet() for track in self._tracked)
             return Observation(frame.t, frame.index, found, pose, self._models(quiet))
         shift, message = self._bump(pose)
         located = locate(found, self.table, pose, self.roster, self.terrain)
-        self._tracked = self.tracker.update(frame.t, self._sightings(located, pose))
+        sightings = self._sightings(located, pose)
+        self._standing = (found, pose, sightings)
+        self._tracked = self.tracker.update(frame.t, sightings)
         return Observation(
             frame.t,
             frame.index,

@@ -82,7 +82,7 @@ class FileSource:
         #: Threads decoding a video's frames ahead.
         self.workers = WORKERS
 
-    def frames(self, detect: Detect | None = None) -> Iterator[Frame]:
+    def frames(self, detect: Detect | None = None, decode: bool = True) -> Iterator[Frame]:
         """Every frame in order; a video's with the markers ``detect`` found in it on the
         thread that decoded it (see :func:`~tablesight.vision.decodepool.read_ahead`)."""
         if self.images:
@@ -95,7 +95,7 @@ class FileSource:
         capture = cv2.VideoCapture(self.spec)
         self.fps = capture.get(cv2.CAP_PROP_FPS) or 30.0
         capture.release()
-        for decoded in read_ahead(self.spec, self.workers, detect):
+        for decoded in read_ahead(self.spec, self.workers, detect, decode=decode):
             yield decoded.frame()
 
 
@@ -125,6 +125,7 @@ class LiveSource:
         self.failures = 0
         #: What the decode threads find in each frame (``frames`` says), with its decoding.
         self._detect: Detect | None = None
+        self._decode = True
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._read, name=f"source {spec}", daemon=True)
         self._thread.start()
@@ -179,7 +180,9 @@ class LiveSource:
                 self.delivered.set()
                 delay = self.retry_s[0]
                 data = image.copy() if raw else image
-                self.decoder.submit(index, time.monotonic() - start, data, self._detect)
+                self.decoder.submit(
+                    index, time.monotonic() - start, data, self._detect, self._decode
+                )
                 index += 1
             capture.release()
             if self._stop.is_set():
@@ -214,12 +217,12 @@ class LiveSource:
         )
 
     def frames(
-        self, timeout_s: float | None = None, detect: Detect | None = None
+        self, timeout_s: float | None = None, detect: Detect | None = None, decode: bool = True
     ) -> Iterator[Frame]:
         """Each frame decoded, in the order they arrived (frames that arrived while every
         worker was busy are skipped, but the newest), with the markers ``detect`` found in
         it on the thread that decoded it. Ends after ``timeout_s`` without a frame."""
-        self._detect = detect
+        self._detect, self._decode = detect, decode
         while not self._stop.is_set():
             decoded = self.decoder.take(timeout_s)
             if decoded is None:
