@@ -35,7 +35,7 @@ from tablesight.rules.view import flags, measure, neighbours
 from tablesight.vision.observe import Observation, Observer, PoseHealth
 from tablesight.vision.sources import FileSource, Frame, LiveSource
 from tablesight.vision.tablepose import TablePose
-from tablesight.vision.watch import Look, Watcher
+from tablesight.vision.watch import CHECK_S, Look, Watcher
 
 #: How long a live source may go without a frame before the camera is reported lost.
 CAMERA_TIMEOUT_S = 2.0
@@ -71,6 +71,7 @@ class Game:
         speed: float = 1.0,
         script: Script | None = None,
         recorder: MatchWriter | None = None,
+        check_s: float = CHECK_S,
     ) -> None:
         if not speed > 0.0:
             raise ValueError(f"speed: expected more than 0, got {speed}")
@@ -96,7 +97,8 @@ class Game:
         self.session = setup.session()
         self.observer = Observer.for_setup(setup)
         #: Reads each frame's markers where the picture changed (the rest stand).
-        self.watcher = Watcher(setup.table.table.dictionary)
+        self.check_s = check_s
+        self.watcher = Watcher(setup.table.table.dictionary, check_s=check_s)
         #: The newest observation, and the newest table pose (kept while a hand hides it).
         self.observation: Observation | None = None
         #: What the newest frame was read for (searched whole, in windows, or not at all).
@@ -339,7 +341,7 @@ class Game:
             self.session = self.setup.session()
             self.decided = {}
             self.observer = Observer.for_setup(self.setup)
-            self.watcher = Watcher(self.setup.table.table.dictionary)
+            self.watcher = Watcher(self.setup.table.table.dictionary, check_s=self.check_s)
             # nothing of the last game's clock is shown as this game's (its last frame's
             # time with this game's phase, say)
             self.frame, self.observation, self.pose = None, None, None

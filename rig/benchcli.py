@@ -95,6 +95,18 @@ def bench_pipeline(threads: int | None = None, frames: tuple[str, ...] = ()) -> 
     click.echo(report(run(frames=counts)))
 
 
+@bench.command("watch")
+def bench_watch() -> None:
+    """CPU a frame of reading markers where the picture changed against decode +
+    detectMarkers on the same frames: a still table, a match-like clip and everything
+    changing, at 1080p and 4K (about 2 minutes)."""
+    from tablesight.rig.watchbench import report, run
+
+    _about("bench watch: rendering clips and reading them both ways, about 2 minutes")
+    click.echo("\nCPU a frame: markers read where the picture changed, against the plain loop:")
+    click.echo(report(run()))
+
+
 @bench.command("seek")
 @click.option("--minutes", default=60.0, show_default=True, help="Footage of the match.")
 @click.option("--models", default=40, show_default=True, help="Models on the table.")

@@ -51,6 +51,9 @@ PAD_PX = 48
 #: A marker is taken as read whole by a window when it lies this far inside the window's
 #: edges (pixels): the detector's widest threshold window (23 px) fits around it.
 MARGIN_PX = 32
+#: While nothing changed, how often a frame is looked at (seconds): a change is seen within
+#: it (a model put down: within this and the frame after).
+CHECK_S = 0.1
 #: More than this share of the change map changed at once: the whole picture is read.
 BUSY_SHARE = 0.5
 
@@ -89,7 +92,7 @@ class Watcher:
         self,
         dictionary: str | int,
         sweep_s: float = 1.0,
-        check_s: float = 0.1,
+        check_s: float = CHECK_S,
         level: float = LEVEL,
         pad_px: int = PAD_PX,
         busy_share: float = BUSY_SHARE,

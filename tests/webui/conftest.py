@@ -107,7 +107,8 @@ def played_game(footage, setup, tmp_path):
 
     _, pics = footage
     cv2.imwrite(str(tmp_path / "0.png"), pics["start"])
-    game = Game(setup, FileSource(str(tmp_path)))
+    # it looks at every frame: the tests show it frames one by one, each its own
+    game = Game(setup, FileSource(str(tmp_path)), check_s=1 / 30)
     for k, name in enumerate(["start"] * 12 + ["moved"] * 12):
         game.process(Frame(pics[name], k / 30, k))
     return game

@@ -1,0 +1,155 @@
+"""CPU a frame of reading markers where the picture changed (``vision.watch.Watcher``)
+against the plain OpenCV loop on the same frames: each JPEG frame decoded to grey and
+searched whole by ``detectMarkers`` with OpenCV's defaults (``tablesight bench watch``).
+
+The clips are ``rig.throughput``'s table (44 markers, a fresh render with its own noise in
+every frame), as Motion JPEG at quality 90:
+
+* still table: nothing moves, 24 renders with their own noise, cycled;
+* match-like: pairs of models swap places and back every 12 frames (``make_footage``);
+* everything changing: the still table's renders, each shifted a few pixels more than the
+  last, as a camera carried round the table.
+
+CPU is the process's (``time.process_time``: every thread, OpenCV's included), in ms per
+frame; the two loops run in turn over the same packets, twice, and the lower of each
+loop's two runs is kept.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from tablesight.rig.throughput import make_footage
+from tablesight.vision.frame import Frame
+from tablesight.vision.watch import Watcher
+
+#: Frames per loop.
+FRAMES = 180
+FPS = 30.0
+
+
+@dataclass
+class Row:
+    """One clip at one size: both loops' CPU a frame, and what the watcher read."""
+
+    label: str
+    clip: str
+    plain_ms: float
+    watch_ms: float
+    reads: dict[str, int] = field(default_factory=dict)
+    markers: tuple[int, int] = (0, 0)
+
+    @property
+    def ratio(self) -> float:
+        return self.watch_ms / self.plain_ms
+
+
+def _packets(path: Path) -> list[np.ndarray]:
+    capture = cv2.VideoCapture(str(path))
+    capture.set(cv2.CAP_PROP_FORMAT, -1)
+    out = []
+    while True:
+        ok, packet = capture.read()
+        if not ok:
+            break
+        out.append(packet.reshape(-1).copy())
+    capture.release()
+    return out
+
+
+def _carried(packets: list[np.ndarray]) -> list[np.ndarray]:
+    """The pictures shifted 3 px more each frame (wrapping round), encoded again."""
+    out = []
+    for k, packet in enumerate(packets):
+        gray = cv2.imdecode(packet, cv2.IMREAD_GRAYSCALE)
+        moved = np.roll(gray, 3 * (k + 1), axis=1)
+        ok, data = cv2.imencode(".jpg", moved, [cv2.IMWRITE_JPEG_QUALITY, 90])
+        assert ok
+        out.append(data.reshape(-1))
+    return out
+
+
+def _plain(packets: list[np.ndarray], dictionary: int, frames: int) -> tuple[float, int]:
+    detector = cv2.aruco.ArucoDetector(
+        cv2.aruco.getPredefinedDictionary(dictionary), cv2.aruco.DetectorParameters()
+    )
+    found = 0
+    start = time.process_time()
+    for k in range(frames):
+        gray = cv2.imdecode(packets[k % len(packets)], cv2.IMREAD_GRAYSCALE)
+        _, ids, _ = detector.detectMarkers(gray)
+        found += 0 if ids is None else len(ids)
+    return (time.process_time() - start) / frames * 1000.0, found // frames
+
+
+def _watched(
+    packets: list[np.ndarray], dictionary: str, frames: int
+) -> tuple[float, dict[str, int], int]:
+    watcher = Watcher(dictionary)
+    reads: dict[str, int] = {}
+    found = 0
+    start = time.process_time()
+    for k in range(frames):
+        look = watcher.look(Frame(None, k / FPS, k, jpeg=packets[k % len(packets)]))
+        reads[look.read] = reads.get(look.read, 0) + 1
+        found += len(look.detections)
+    return (time.process_time() - start) / frames * 1000.0, reads, found // frames
+
+
+def run(sizes: tuple[tuple[int, int], ...] = ((1920, 1080), (3840, 2160))) -> list[Row]:
+    from tablesight.calibration.dictionaries import dictionary_id
+
+    rows = []
+    for size in sizes:
+        with tempfile.TemporaryDirectory() as folder:
+            still = make_footage(Path(folder) / "still", size=size, movers=0)
+            match = make_footage(Path(folder) / "match", size=size)
+            name = still.table.table.dictionary
+            clips = {
+                "still table": _packets(still.path),
+                "match-like": _packets(match.path),
+            }
+            clips["everything changing"] = _carried(clips["still table"])
+            for clip, packets in clips.items():
+                plain, watch = [], []
+                for _ in range(2):
+                    plain.append(_plain(packets, dictionary_id(name), FRAMES))
+                    watch.append(_watched(packets, name, FRAMES))
+                best_plain = min(plain)
+                best_watch = min(watch, key=lambda w: w[0])
+                rows.append(
+                    Row(
+                        f"{size[1]}p",
+                        clip,
+                        best_plain[0],
+                        best_watch[0],
+                        best_watch[1],
+                        (best_plain[1], best_watch[2]),
+                    )
+                )
+    return rows
+
+
+def report(rows: list[Row]) -> str:
+    lines = [
+        f"{'res':<6} {'clip':<20} {'plain ms':>9} {'watch ms':>9} {'ratio':>6}  "
+        f"{'markers plain/watch':>19}  reads (frames of {FRAMES})"
+    ]
+    for r in rows:
+        reads = ", ".join(f"{k} {v}" for k, v in sorted(r.reads.items()))
+        lines.append(
+            f"{r.label:<6} {r.clip:<20} {r.plain_ms:9.2f} {r.watch_ms:9.2f} {r.ratio:6.2f}  "
+            f"{r.markers[0]:>9}/{r.markers[1]:<9}  {reads}"
+        )
+    lines.append(
+        "ms: CPU a frame, every thread. plain: JPEG decoded to grey, detectMarkers with "
+        "OpenCV's defaults on the whole picture. watch: vision.watch.Watcher.look (decoded "
+        "only when looked at; the change map, windows, sweeps). ratio: watch / plain."
+    )
+    return "\n".join(lines)

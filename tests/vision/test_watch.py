@@ -1,0 +1,139 @@
+"""The watcher reads markers where the picture changed, and gives what a whole-picture
+search gives there: checked against ``detectMarkers`` on the same pictures, with markers
+drawn by OpenCV's own generator at places set by hand."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from tablesight.vision.frame import Frame
+from tablesight.vision.sight import detector
+from tablesight.vision.watch import Watcher
+
+DICTIONARY = "4x4_50"
+#: Markers of 48 px (a 30 mm marker seen at about 1.6 px/mm), by id, top-left corners.
+PLACES = {3: (200, 150), 7: (900, 300), 12: (1500, 700), 20: (400, 800)}
+SIDE = 48
+
+
+def _picture(places: dict[int, tuple[int, int]], seed: int, offset: int = 0) -> np.ndarray:
+    """A 1920 x 1080 grey table with each marker (and a white quiet zone) drawn, and
+    camera noise of sd 2 grey levels."""
+    rng = np.random.default_rng(seed)
+    table = np.full((1080, 1920), 120.0) + rng.normal(0, 2, (1080, 1920))
+    aruco = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
+    for marker, (x, y) in places.items():
+        x += offset
+        card = SIDE + 16
+        table[y - 8 : y - 8 + card, x - 8 : x - 8 + card] = 255
+        table[y : y + SIDE, x : x + SIDE] = cv2.aruco.generateImageMarker(aruco, marker, SIDE)
+    return np.clip(table, 0, 255).astype(np.uint8)
+
+
+def _jpeg(gray: np.ndarray) -> np.ndarray:
+    ok, data = cv2.imencode(".jpg", gray, [cv2.IMWRITE_JPEG_QUALITY, 90])
+    assert ok
+    return data.reshape(-1)
+
+
+def _frame(k: int, picture: np.ndarray, fps: float = 30.0) -> Frame:
+    return Frame(None, k / fps, k, jpeg=_jpeg(picture))
+
+
+def _whole(frame: Frame) -> dict[int, np.ndarray]:
+    return detector(DICTIONARY).detect(frame.gray).by_id()
+
+
+def test_a_still_table_is_searched_once_then_rests() -> None:
+    watcher = Watcher(DICTIONARY, sweep_s=1.0, check_s=0.1)
+    reads, decoded = [], []
+    for k in range(31):  # one second at 30 fps, the same table with fresh noise each frame
+        frame = _frame(k, _picture(PLACES, seed=k))
+        look = watcher.look(frame)
+        reads.append(look.read)
+        decoded.append(frame.decoded)
+        assert sorted(look.detections.ids.tolist()) == sorted(PLACES)
+    # a sweep at 0 s and at 1 s; a look (decoded, compared) every 0.1 s between; the rest
+    # of the frames are not even decoded
+    assert reads[0] == reads[30] == "sweep"
+    assert [k for k, r in enumerate(reads) if r == "none"] == [3, 6, 9, 12, 15, 18, 21, 24, 27]
+    assert reads.count("rest") == 31 - 2 - 9
+    assert decoded == [r != "rest" for r in reads]
+
+
+def test_a_marker_taken_away_is_gone_at_the_next_look_and_the_others_stand() -> None:
+    watcher = Watcher(DICTIONARY, sweep_s=10.0, check_s=0.1)
+    first = watcher.look(_frame(0, _picture(PLACES, seed=0)))
+    kept = first.detections.by_id()
+    gone = {m: p for m, p in PLACES.items() if m != 7}
+    looks = [watcher.look(_frame(k, _picture(gone, seed=k))) for k in range(1, 5)]
+    # frames 1 and 2 rest (0.033 and 0.067 s); frame 3 (0.1 s) looks and reads a window
+    assert [look.read for look in looks] == ["rest", "rest", "windows", "none"]
+    look = looks[2]
+    assert sorted(look.detections.ids.tolist()) == [3, 12, 20]
+    (window,) = look.windows_px
+    x, y, w, h = window
+    # the window holds the marker's old place and little else: under a tenth of the picture
+    assert x <= PLACES[7][0] and x + w >= PLACES[7][0] + SIDE
+    assert y <= PLACES[7][1] and y + h >= PLACES[7][1] + SIDE
+    assert w * h < 1920 * 1080 / 10
+    for marker in (3, 12, 20):  # read at frame 0, standing exactly as read
+        assert np.array_equal(look.detections.by_id()[marker], kept[marker])
+
+
+def test_a_marker_put_down_is_read_as_a_whole_search_reads_it() -> None:
+    start = {m: p for m, p in PLACES.items() if m != 20}
+    watcher = Watcher(DICTIONARY, sweep_s=10.0, check_s=0.1)
+    watcher.look(_frame(0, _picture(start, seed=0)))
+    frame = _frame(3, _picture(PLACES, seed=3))  # put down by 0.1 s
+    look = watcher.look(frame)
+    assert look.read == "windows" and 20 in look.detections.by_id()
+    whole = _whole(frame)
+    # the window's corners are the whole picture's, to a hundredth of a pixel
+    assert np.abs(look.detections.by_id()[20] - whole[20]).max() < 0.01
+
+
+def test_a_bump_searches_the_whole_picture() -> None:
+    watcher = Watcher(DICTIONARY, sweep_s=10.0, check_s=0.1)
+    watcher.look(_frame(0, _picture(PLACES, seed=0)))
+    # the camera knocked: everything 40 px to the right; the noise alone changes little
+    bumped = _frame(3, _picture(PLACES, seed=3, offset=40) + 60)
+    look = watcher.look(bumped)
+    assert look.read == "sweep" and look.busy
+    assert look.changed_share > 0.5
+    for marker, corners in look.detections.by_id().items():
+        assert np.array_equal(corners, _whole(bumped)[marker])
+
+
+def test_a_slow_drift_adds_up_until_it_is_read() -> None:
+    """Auto-exposure creeping one grey level a look: compared with the previous frame it
+    never changes, compared with the picture as last read it passes the level after ~11."""
+    watcher = Watcher(DICTIONARY, sweep_s=100.0, check_s=0.1, level=10.0)
+    base = _picture(PLACES, seed=0).astype(int)
+    reads = []
+    for look_number in range(15):
+        k = 3 * look_number  # one look each 0.1 s
+        shifted = np.clip(base + look_number, 0, 255).astype(np.uint8)
+        reads.append(watcher.look(_frame(k, shifted)).read)
+    assert reads[0] == "sweep"
+    first_read = next(k for k, r in enumerate(reads) if r in ("windows", "sweep") and k > 0)
+    # the blurred difference passes 10 levels at the 11th level of drift (JPEG rounding
+    # may take it one look either way)
+    assert 10 <= first_read <= 12
+    assert all(r == "none" for r in reads[1:first_read])
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"check_s": 0.0}, "need 0 < check_s <= sweep_s"),
+        ({"check_s": 2.0, "sweep_s": 1.0}, "need 0 < check_s <= sweep_s"),
+        ({"level": 0.0}, "need level > 0"),
+        ({"busy_share": 1.5}, "0 < busy_share <= 1"),
+    ],
+)
+def test_settings_that_cannot_work_are_refused(options: dict[str, float], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Watcher(DICTIONARY, **options)
