@@ -39,11 +39,20 @@ from tablesight.vision.sight import detector
 
 #: The change map's scale: one of its pixels is SCALE x SCALE pixels of the picture.
 SCALE = 8
-#: A change-map pixel changed when its grey differs from the picture as last read by more
-#: than this (0-255), after a 3 x 3 box blur of the difference. A camera's noise, averaged
-#: over an 8 x 8 block and blurred, stays well under it; a marker's black and white cells
-#: moving (about 200 levels apart) are far over it.
-LEVEL = 10.0
+#: A change-map pixel changed when its detail differs from the picture's as last read by
+#: more than this: the difference of the logarithms of the grey levels, less its blur over
+#: ``LIGHT_SIGMA`` (the light), blurred 3 x 3. A lighting change is a factor over the
+#: picture, a difference of logarithms that varies slowly, and goes; a marker's black and
+#: white cells appearing or going change it by about 1. Measured on the bench's still
+#: table (its light turned a new way in every frame, sensor noise, JPEG): at most 0.06; a
+#: 35 px marker painted out: 0.9.
+LEVEL = 0.15
+#: The scale of the light, in change-map pixels (a Gaussian's sigma: 32 px at full size).
+LIGHT_SIGMA = 4.0
+#: The light itself changed where it differs by more than this factor's logarithm (0.5:
+#: 65% brighter or 40% darker): a lamp switched on, the sun through a window. A slow drift
+#: adds up against the picture as last read until it passes this.
+LIGHT_LEVEL = 0.5
 #: Around a change, how much of the picture is read again (pixels at full resolution), at
 #: least: a marker whose outline the change touches is read whole, with the detector's
 #: threshold window (23 px) around it.
@@ -128,20 +137,23 @@ class Watcher:
         if not due and not self._pending and t - self._looked_t < self.check_s - 1e-9:
             return Look(self._last, "rest", False)
         try:
-            gray = frame.gray
+            if due or self._read is None:
+                return self._sweep(frame.gray, t)
+            small = _shrunk(frame, self._read.shape, quiet=not self._pending)
+            if small is None:  # another size of picture: a new camera, or a new mode
+                return self._sweep(frame.gray, t)
         except ValueError:  # a picture cut short (a camera's hiccup): the markers stand
             return Look(self._last, "none", False)
-        small = shrink(gray)
+        small = _log(small)
         self._looked_t = t
-        if due or self._read is None or self._read.shape != small.shape:
-            return self._sweep(gray, small, t)
         changed = self._changed(small, self._read)
         share = float(changed.mean())
         if share > self.busy_share:
-            return self._sweep(gray, small, t, share=share, busy=True)
+            return self._sweep(frame.gray, t, share=share, busy=True)
         if not changed.any():
             self._pending = False
             return Look(self._last, "none", False, changed_share=share)
+        gray = frame.gray  # decoded whole only now, to read the windows
         reach = max(1, int(np.ceil(self._pad(gray) / SCALE)))
         windows = self._windows(changed, reach, gray.shape)
         found = [self._read_window(gray, w) for w in windows]
@@ -155,19 +167,20 @@ class Watcher:
         self._pending = True
         return Look(self._last, "windows", True, tuple(windows), share)
 
-    def _sweep(
-        self, gray: np.ndarray, small: np.ndarray, t: float, share: float = 0.0, busy: bool = False
-    ) -> Look:
+    def _sweep(self, gray: np.ndarray, t: float, share: float = 0.0, busy: bool = False) -> Look:
         self._last = detector(self.dictionary).detect(gray)
-        self._read, self._swept_t = small, t
+        self._read, self._swept_t, self._looked_t = _log(shrink(gray)), t, t
         self._pending = False
         whole = ((0, 0, gray.shape[1], gray.shape[0]),)
         return Look(self._last, "sweep", True, whole, share, busy)
 
     def _changed(self, small: np.ndarray, reference: np.ndarray) -> np.ndarray:
-        """Where ``small`` differs from ``reference`` by more than ``level`` (blurred)."""
-        diff = cv2.blur(cv2.absdiff(small, reference), (3, 3))
-        return np.asarray(diff > self.level)
+        """Where the detail of ``small`` differs from ``reference``'s by more than
+        ``level``, or the light by more than ``LIGHT_LEVEL`` (both maps of logarithms)."""
+        diff = cv2.subtract(small, reference)
+        light = cv2.GaussianBlur(diff, (0, 0), LIGHT_SIGMA)
+        detail = cv2.blur(cv2.absdiff(diff, light), (3, 3))
+        return np.asarray((detail > self.level) | (np.abs(light) > LIGHT_LEVEL))
 
     def _pad(self, gray: np.ndarray) -> float:
         """How far around a change to read: the largest marker's diagonal seen, at least
@@ -203,6 +216,31 @@ def shrink(gray: np.ndarray) -> np.ndarray:
     height, width = gray.shape[:2]
     size = (max(1, width // SCALE), max(1, height // SCALE))
     return cv2.resize(gray, size, interpolation=cv2.INTER_AREA)
+
+
+def _shrunk(frame: Frame, shape: tuple[int, ...], quiet: bool) -> np.ndarray | None:
+    """The frame at ``1/SCALE`` as ``shape`` (the last one's), or ``None`` when it is of
+    another size: a camera's JPEG decoded straight to that scale when it is not decoded
+    yet and all was ``quiet`` at the last look (libjpeg keeps each 8 x 8 block's mean: a
+    third less work than the whole picture, and a partial block at the edge, which the
+    shrunk picture leaves out, is cut off), else the grey picture shrunk (while something
+    changes, the whole picture is likely wanted for its windows anyway)."""
+    if not frame.decoded and frame.jpeg is not None and quiet:
+        small = cv2.imdecode(frame.jpeg.reshape(-1), cv2.IMREAD_REDUCED_GRAYSCALE_8)
+        if small is None:
+            raise ValueError(f"frame {frame.index}: not a picture OpenCV can decode")
+        extra = (small.shape[0] - shape[0], small.shape[1] - shape[1])
+        if extra not in ((0, 0), (0, 1), (1, 0), (1, 1)):
+            return None
+        return np.asarray(small[: shape[0], : shape[1]])
+    small = shrink(frame.gray)
+    return small if small.shape == shape else None
+
+
+def _log(small: np.ndarray) -> np.ndarray:
+    """A grey picture's logarithm (a change of light is then a difference, not a factor),
+    kept off the noise of the darkest greys."""
+    return np.asarray(np.log(small.astype(np.float32) + 8.0))
 
 
 def _grown(mask: np.ndarray, reach: int) -> np.ndarray:

@@ -19,16 +19,20 @@ SIDE = 48
 
 
 def _picture(places: dict[int, tuple[int, int]], seed: int, offset: int = 0) -> np.ndarray:
-    """A 1920 x 1080 grey table with each marker (and a white quiet zone) drawn, and
-    camera noise of sd 2 grey levels."""
-    rng = np.random.default_rng(seed)
-    table = np.full((1080, 1920), 120.0) + rng.normal(0, 2, (1080, 1920))
+    """A 1920 x 1080 grey table with a grain of its own (blobs of about 16 px, sd 40), each marker
+    printed in ink of grey 40 on paper of 220 (with a quiet zone), and camera noise of sd 2
+    grey levels that differs with ``seed``; ``offset`` moves the whole picture right."""
+    blobs = np.random.default_rng(99).normal(0, 40, (68, 124)).astype(np.float32)
+    grain = cv2.resize(blobs, (1920 + 64, 1080), interpolation=cv2.INTER_CUBIC)
+    table = 120.0 + grain[:, 32 - offset : 32 - offset + 1920]
+    table += np.random.default_rng(seed).normal(0, 2, (1080, 1920))
     aruco = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
     for marker, (x, y) in places.items():
         x += offset
         card = SIDE + 16
-        table[y - 8 : y - 8 + card, x - 8 : x - 8 + card] = 255
-        table[y : y + SIDE, x : x + SIDE] = cv2.aruco.generateImageMarker(aruco, marker, SIDE)
+        table[y - 8 : y - 8 + card, x - 8 : x - 8 + card] = 220
+        ink = cv2.aruco.generateImageMarker(aruco, marker, SIDE).astype(float)
+        table[y : y + SIDE, x : x + SIDE] = 40 + ink * (180 / 255)
     return np.clip(table, 0, 255).astype(np.uint8)
 
 
@@ -55,12 +59,12 @@ def test_a_still_table_is_searched_once_then_rests() -> None:
         reads.append(look.read)
         decoded.append(frame.decoded)
         assert sorted(look.detections.ids.tolist()) == sorted(PLACES)
-    # a sweep at 0 s and at 1 s; a look (decoded, compared) every 0.1 s between; the rest
-    # of the frames are not even decoded
+    # a sweep at 0 s and at 1 s; a look (the JPEG decoded at 1/8, compared) every 0.1 s
+    # between; only the sweeps decode the whole picture, and the rest nothing at all
     assert reads[0] == reads[30] == "sweep"
     assert [k for k, r in enumerate(reads) if r == "none"] == [3, 6, 9, 12, 15, 18, 21, 24, 27]
     assert reads.count("rest") == 31 - 2 - 9
-    assert decoded == [r != "rest" for r in reads]
+    assert decoded == [r == "sweep" for r in reads]
 
 
 def test_a_marker_taken_away_is_gone_at_the_next_look_and_the_others_stand() -> None:
@@ -98,8 +102,8 @@ def test_a_marker_put_down_is_read_as_a_whole_search_reads_it() -> None:
 def test_a_bump_searches_the_whole_picture() -> None:
     watcher = Watcher(DICTIONARY, sweep_s=10.0, check_s=0.1)
     watcher.look(_frame(0, _picture(PLACES, seed=0)))
-    # the camera knocked: everything 40 px to the right; the noise alone changes little
-    bumped = _frame(3, _picture(PLACES, seed=3, offset=40) + 60)
+    # the camera knocked: everything (the table's grain too) 30 px to the right
+    bumped = _frame(3, _picture(PLACES, seed=3, offset=30))
     look = watcher.look(bumped)
     assert look.read == "sweep" and look.busy
     assert look.changed_share > 0.5
@@ -108,21 +112,38 @@ def test_a_bump_searches_the_whole_picture() -> None:
 
 
 def test_a_slow_drift_adds_up_until_it_is_read() -> None:
-    """Auto-exposure creeping one grey level a look: compared with the previous frame it
-    never changes, compared with the picture as last read it passes the level after ~11."""
-    watcher = Watcher(DICTIONARY, sweep_s=100.0, check_s=0.1, level=10.0)
-    base = _picture(PLACES, seed=0).astype(int)
+    """The light creeping 4% brighter a look (auto-exposure): against the previous frame
+    it never changes by much, against the picture as last read it passes a factor of
+    e^0.5 (65%) at the 13th look (1.04^13 = 1.67). The markers' own detail never changes."""
+    watcher = Watcher(DICTIONARY, sweep_s=100.0, check_s=0.1)
+    base = _picture(PLACES, seed=0).astype(float) * 0.6  # room to brighten
     reads = []
-    for look_number in range(15):
+    for look_number in range(16):
         k = 3 * look_number  # one look each 0.1 s
-        shifted = np.clip(base + look_number, 0, 255).astype(np.uint8)
-        reads.append(watcher.look(_frame(k, shifted)).read)
+        lit = np.clip(base * 1.04**look_number, 0, 255).astype(np.uint8)
+        reads.append(watcher.look(_frame(k, lit)).read)
     assert reads[0] == "sweep"
-    first_read = next(k for k, r in enumerate(reads) if r in ("windows", "sweep") and k > 0)
-    # the blurred difference passes 10 levels at the 11th level of drift (JPEG rounding
-    # may take it one look either way)
-    assert 10 <= first_read <= 12
+    first_read = next(k for k, r in enumerate(reads) if r != "none" and k > 0)
+    # e^0.5 = 1.649: 1.04^12 = 1.60 is under it, 1.04^13 = 1.67 over (JPEG may round it
+    # one look either way)
+    assert 12 <= first_read <= 14
     assert all(r == "none" for r in reads[1:first_read])
+
+
+def test_the_light_turning_is_no_change_but_a_marker_is() -> None:
+    """The bench's light (a ramp of +-12.5% across the picture, turned another way) on the
+    same table is not a change; a marker painted out under it is."""
+    watcher = Watcher(DICTIONARY, sweep_s=100.0, check_s=0.1)
+    base = _picture(PLACES, seed=0).astype(float)
+    xs = np.linspace(-1, 1, 1920)[None, :]
+    ys = np.linspace(-1, 1, 1080)[:, None]
+    watcher.look(_frame(0, np.clip(base * (1 + 0.125 * xs), 0, 255).astype(np.uint8)))
+    turned = np.clip(base * (1 + 0.125 * ys), 0, 255).astype(np.uint8)
+    assert watcher.look(_frame(3, turned)).read == "none"
+    gone = {m: p for m, p in PLACES.items() if m != 12}
+    turned_gone = np.clip(_picture(gone, seed=1) * (1 + 0.125 * ys), 0, 255).astype(np.uint8)
+    look = watcher.look(_frame(6, turned_gone))
+    assert look.read == "windows" and 12 not in look.detections.by_id()
 
 
 @pytest.mark.parametrize(
