@@ -175,7 +175,7 @@ def test_a_full_disk_stops_the_record_once_and_what_was_written_stays_valid(
     )
     disk = tmp_path / "disk"
     result = in_mount_namespace(
-        tmp_path, "size=2m", [sys.executable, "-c", code, __file__, str(disk)]
+        tmp_path, "size=4m", [sys.executable, "-c", code, __file__, str(disk)]
     )
     assert result.returncode == 0, result.stderr[-3000:]
     got = json.loads(result.stdout.strip().splitlines()[-1])

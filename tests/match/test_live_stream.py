@@ -1,0 +1,146 @@
+"""A network camera as it is: FFmpeg serves the sample match as a Motion JPEG stream over
+HTTP at its real rate (60 frames a second, 1080p), while another FFmpeg encodes a 1080p30
+picture with x264 on one thread beside it (what OBS does on a streamer's laptop), and
+``tablesight run --record`` referees it. Every frame the stream sent is taken and
+recorded, and the events are those ``analyze`` gives for the same footage.
+
+Counts and events are asserted, never times: the benchmark prints those.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tablesight.match.reader import Match
+
+SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "necromunda"
+FPS = 60
+#: Seconds of the sample streamed: four moves and two violations, and it ends half a
+#: second after the last model is put down, 0.4 s before the next is lifted.
+SECONDS = 12.5
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg is not installed"),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _files() -> list[str]:
+    return [
+        "--game",
+        "necromunda",
+        "--table",
+        str(SAMPLE / "table.toml"),
+        "--roster",
+        str(SAMPLE / "roster.toml"),
+        "--terrain",
+        str(SAMPLE / "terrain.toml"),
+        "--camera",
+        str(SAMPLE / "camera.toml"),
+    ]
+
+
+def ffmpeg(arguments: str) -> list[str]:
+    """An FFmpeg command that says only its errors (paths here hold no spaces)."""
+    return ["ffmpeg", "-v", "error", *arguments.split()]
+
+
+def _judged(events: list[dict[str, object]]) -> list[tuple[object, ...]]:
+    """What a referee said, without when: kind, rule, models and the number measured."""
+    out = []
+    for e in events:
+        measured = e.get("measured")
+        rounded = None if measured is None else round(float(measured), 2)  # type: ignore[arg-type]
+        out.append((e["kind"], e.get("rule"), e.get("model"), e.get("other"), rounded))
+    return out
+
+
+def test_a_1080p60_camera_beside_an_x264_encode_is_refereed_frame_for_frame(
+    tmp_path: Path, tablesight_command: list[str]
+) -> None:
+    clip = tmp_path / "camera.avi"
+    made = subprocess.run(
+        ffmpeg(
+            f"-i {SAMPLE / 'match.mp4'} -t {SECONDS} -vf fps={FPS} -c:v mjpeg -q:v 3 -an {clip}"
+        ),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert made.returncode == 0, made.stderr
+    sent = round(FPS * SECONDS)
+    analyzed = subprocess.run(
+        [*tablesight_command, "analyze", str(clip), *_files(), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert analyzed.returncode == 0, analyzed.stderr
+    expected = json.loads(analyzed.stdout)["events"]
+    assert [e["kind"] for e in expected].count("violation") >= 1  # something to judge
+
+    port = _free_port()
+    camera = subprocess.Popen(
+        ffmpeg(f"-re -i {clip} -c copy -f mpjpeg -listen 1 http://127.0.0.1:{port}/video"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    obs = subprocess.Popen(  # the streamer's encoder, on one thread
+        ffmpeg(
+            f"-f lavfi -i testsrc2=size=1920x1080:rate=30 -t {SECONDS + 30} "
+            "-c:v libx264 -threads 1 -preset veryfast -f null -"
+        ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    record = tmp_path / "live.db"
+    stream = f"http://127.0.0.1:{port}/video"
+    run = subprocess.Popen(
+        [
+            *tablesight_command,
+            "run",
+            "--source",
+            stream,
+            *_files(),
+            "--record",
+            str(record),
+            "--port",
+            "0",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        camera.wait(timeout=SECONDS + 60)  # the stream sent every frame at its rate
+        time.sleep(3.0)  # the last frames judged and recorded
+    finally:
+        run.send_signal(signal.SIGINT)
+        _, err = run.communicate(timeout=60)
+        obs.kill()
+        obs.wait()
+        if camera.poll() is None:
+            camera.kill()
+    assert run.returncode == 0, err[-2000:]
+    with Match(record) as match:
+        taken = len(match.frames())
+        live = [e for e in match.events() if e["kind"] not in ("camera_lost", "camera_back")]
+    print(f"\n{taken} of {sent} frames taken; {len(live)} events")
+    assert taken >= 0.99 * sent, (taken, sent)
+    # what was judged: the same events as analyze's, in the same order, measured alike
+    assert _judged(live) == _judged(expected)
