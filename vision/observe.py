@@ -179,6 +179,8 @@ class Observer:
         self._tracked: tuple[Tracked, ...] = ()
         #: Where each terrain piece was last placed (its centroid).
         self._terrain_at: dict[str, tuple[float, float]] = {}
+        #: The camera scaled to each size of picture seen (see ``_camera_for``).
+        self._scaled: dict[tuple[int, int], CameraModel] = {}
         #: The last detections, their pose and sightings: what a frame whose markers
         #: stand as they were (``fresh`` false) shows again.
         self._standing: tuple[MarkerDetections, TablePose | None, list[Sighting]] | None = None
@@ -206,7 +208,8 @@ class Observer:
             self._tracked = self.tracker.update(frame.t, sightings)
             return Observation(frame.t, frame.index, found, pose, self._models(self._tracked))
         found_ahead = detections if detections is not None else frame.detections
-        seen = sight(frame.gray, self.table, self.camera, detections=found_ahead)
+        camera = self._camera_for(frame.size)
+        seen = sight(frame.gray, self.table, camera, detections=found_ahead)
         found, pose = seen.detections, seen.pose
         if pose is None or not pose.healthy:
             # no table this frame (a hand over the anchors), or a pose not trusted (the
@@ -231,6 +234,20 @@ class Observer:
             message,
             unknown_markers=tuple(located.unknown_markers),
         )
+
+    def _camera_for(self, size: tuple[int, int]) -> CameraModel | None:
+        """The camera's intrinsics for pictures of ``size``: calibrated at another size of
+        the same shape (a 4K camera calibrated in its 1080p mode), they scale with it."""
+        camera = self.camera
+        if camera is None or tuple(camera.image_size) == size:
+            return camera
+        width, height = camera.image_size
+        if abs(size[0] * height - size[1] * width) > 0.01 * size[0] * height:
+            return camera  # another shape: not the same pictures; the pose's health says so
+        scaled = self._scaled.get(size)
+        if scaled is None:
+            scaled = self._scaled[size] = camera.scaled_to(*size)
+        return scaled
 
     def _sightings(self, located: Located, pose: TablePose) -> list[Sighting]:
         """Each located model as the tracker takes it, with its centre's uncertainty."""

@@ -1,6 +1,7 @@
 """A network camera as it is: FFmpeg serves the sample match as a Motion JPEG stream over
-HTTP at its real rate (60 frames a second, 1080p), while another FFmpeg encodes a 1080p30
-picture with x264 on one thread beside it (what OBS does on a streamer's laptop), and
+HTTP at its real rate (60 frames a second at 1080p, 30 at 4K), while another FFmpeg
+encodes a 1080p30 picture with x264 on one thread beside it (what OBS does on a
+streamer's laptop), and
 ``tablesight run --record`` referees it. Every frame the stream sent is taken and
 recorded, and the events are those ``analyze`` gives for the same footage.
 
@@ -22,7 +23,6 @@ import pytest
 from tablesight.match.reader import Match
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "necromunda"
-FPS = 60
 #: Seconds of the sample streamed: four moves and two violations, and it ends half a
 #: second after the last model is put down, 0.4 s before the next is lifted.
 SECONDS = 12.5
@@ -69,20 +69,24 @@ def _judged(events: list[dict[str, object]]) -> list[tuple[object, ...]]:
     return out
 
 
-def test_a_1080p60_camera_beside_an_x264_encode_is_refereed_frame_for_frame(
-    tmp_path: Path, tablesight_command: list[str]
+@pytest.mark.parametrize(("height", "fps"), [(1080, 60), (2160, 30)])
+def test_a_camera_beside_an_x264_encode_is_refereed_frame_for_frame(
+    height: int, fps: int, tmp_path: Path, tablesight_command: list[str]
 ) -> None:
+    """1080p at 60 fps, and 4K at 30 fps (the sample scaled up: its markers twice the
+    pixels, as a 4K camera at the same place sees them)."""
     clip = tmp_path / "camera.avi"
     made = subprocess.run(
         ffmpeg(
-            f"-i {SAMPLE / 'match.mp4'} -t {SECONDS} -vf fps={FPS} -c:v mjpeg -q:v 3 -an {clip}"
+            f"-i {SAMPLE / 'match.mp4'} -t {SECONDS} -vf fps={fps},scale=-2:{height} "
+            f"-c:v mjpeg -q:v 3 {clip}"
         ),
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert made.returncode == 0, made.stderr
-    sent = round(FPS * SECONDS)
+    sent = round(fps * SECONDS)
     analyzed = subprocess.run(
         [*tablesight_command, "analyze", str(clip), *_files(), "--json"],
         capture_output=True,
