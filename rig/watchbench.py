@@ -25,12 +25,14 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from tablesight.rig.throughput import make_footage
+from tablesight.rig.throughput import Footage, make_footage
 from tablesight.vision.frame import Frame
 from tablesight.vision.watch import Watcher
 
 #: Frames per loop.
 FRAMES = 180
+#: ``analyze`` against the plain loop on the match-like clip, by size: (label, fps, fps).
+speeds: list[tuple[str, float, float]] = []
 FPS = 30.0
 
 
@@ -102,12 +104,63 @@ def _watched(
     return (time.process_time() - start) / frames * 1000.0, reads, found // frames
 
 
+def analyze_speed(footage: Footage, loops: int = 8) -> tuple[float, float]:
+    """Frames a second of the plain loop (one thread: decode to grey, detectMarkers) and of
+    the product's ``analyze`` loop (``Game.run`` on the clip played ``loops`` times over,
+    recording off), wall time, on the same frames."""
+    import subprocess
+
+    from tablesight.calibration.dictionaries import dictionary_id
+    from tablesight.calibration.setup import Setup
+    from tablesight.match.game import Game
+    from tablesight.rules.ruleset import load_ruleset
+    from tablesight.vision.sources import FileSource
+
+    long = footage.path.with_name("long.avi")
+    subprocess.run(
+        [
+            "ffmpeg",
+            "-v",
+            "error",
+            "-y",
+            "-stream_loop",
+            str(loops - 1),
+            "-i",
+            str(footage.path),
+            "-c",
+            "copy",
+            str(long),
+        ],
+        check=True,
+    )
+    packets = _packets(long)
+    name = footage.table.table.dictionary
+    detector = cv2.aruco.ArucoDetector(
+        cv2.aruco.getPredefinedDictionary(dictionary_id(name)), cv2.aruco.DetectorParameters()
+    )
+    start = time.perf_counter()
+    for packet in packets:
+        detector.detectMarkers(cv2.imdecode(packet, cv2.IMREAD_GRAYSCALE))
+    plain = len(packets) / (time.perf_counter() - start)
+    setup = Setup(
+        "necromunda", load_ruleset("necromunda"), footage.table, footage.roster, [], footage.camera
+    )
+    game = Game(setup, FileSource(str(long)))
+    start = time.perf_counter()
+    game.run()
+    watched = len(packets) / (time.perf_counter() - start)
+    return plain, watched
+
+
 def run(sizes: tuple[tuple[int, int], ...] = ((1920, 1080), (3840, 2160))) -> list[Row]:
     from tablesight.calibration.dictionaries import dictionary_id
 
     rows = []
+    speeds.clear()
     for size in sizes:
         with tempfile.TemporaryDirectory() as folder:
+            (Path(folder) / "still").mkdir()
+            (Path(folder) / "match").mkdir()
             still = make_footage(Path(folder) / "still", size=size, movers=0)
             match = make_footage(Path(folder) / "match", size=size)
             name = still.table.table.dictionary
@@ -116,6 +169,8 @@ def run(sizes: tuple[tuple[int, int], ...] = ((1920, 1080), (3840, 2160))) -> li
                 "match-like": _packets(match.path),
             }
             clips["everything changing"] = _carried(clips["still table"])
+            plain_fps, analyze_fps = analyze_speed(match)
+            speeds.append((f"{size[1]}p", plain_fps, analyze_fps))
             for clip, packets in clips.items():
                 plain, watch = [], []
                 for _ in range(2):
@@ -146,6 +201,11 @@ def report(rows: list[Row]) -> str:
         lines.append(
             f"{r.label:<6} {r.clip:<20} {r.plain_ms:9.2f} {r.watch_ms:9.2f} {r.ratio:6.2f}  "
             f"{r.markers[0]:>9}/{r.markers[1]:<9}  {reads}"
+        )
+    for label, plain, analyzed in speeds:
+        lines.append(
+            f"{label:<6} analyze on the match-like clip: {analyzed:6.1f} fps, the plain loop "
+            f"{plain:6.1f} fps: {analyzed / plain:4.2f} x"
         )
     lines.append(
         "ms: CPU a frame, every thread. plain: JPEG decoded to grey, detectMarkers with "
