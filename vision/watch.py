@@ -170,7 +170,9 @@ class Watcher:
     def _sweep(self, gray: np.ndarray, t: float, share: float = 0.0, busy: bool = False) -> Look:
         self._last = detector(self.dictionary).detect(gray)
         self._read, self._swept_t, self._looked_t = _log(shrink(gray)), t, t
-        self._pending = False
+        # most of the picture changing (a camera carried round): looked at again at the
+        # next frame, and searched whole again while it goes on, as often as it can be
+        self._pending = busy
         whole = ((0, 0, gray.shape[1], gray.shape[0]),)
         return Look(self._last, "sweep", True, whole, share, busy)
 

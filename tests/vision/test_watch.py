@@ -22,9 +22,9 @@ def _picture(places: dict[int, tuple[int, int]], seed: int, offset: int = 0) -> 
     """A 1920 x 1080 grey table with a grain of its own (blobs of about 16 px, sd 40), each marker
     printed in ink of grey 40 on paper of 220 (with a quiet zone), and camera noise of sd 2
     grey levels that differs with ``seed``; ``offset`` moves the whole picture right."""
-    blobs = np.random.default_rng(99).normal(0, 40, (68, 124)).astype(np.float32)
-    grain = cv2.resize(blobs, (1920 + 64, 1080), interpolation=cv2.INTER_CUBIC)
-    table = 120.0 + grain[:, 32 - offset : 32 - offset + 1920]
+    blobs = np.random.default_rng(99).normal(0, 40, (68, 136)).astype(np.float32)
+    grain = cv2.resize(blobs, (1920 + 256, 1080), interpolation=cv2.INTER_CUBIC)
+    table = 120.0 + grain[:, 128 - offset : 128 - offset + 1920]
     table += np.random.default_rng(seed).normal(0, 2, (1080, 1920))
     aruco = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
     for marker, (x, y) in places.items():
@@ -158,3 +158,17 @@ def test_the_light_turning_is_no_change_but_a_marker_is() -> None:
 def test_settings_that_cannot_work_are_refused(options: dict[str, float], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         Watcher(DICTIONARY, **options)
+
+
+def test_a_camera_carried_round_is_searched_whole_at_every_frame() -> None:
+    watcher = Watcher(DICTIONARY, sweep_s=10.0, check_s=0.1)
+    watcher.look(_frame(0, _picture(PLACES, seed=0)))
+    # frames 3, 4, 5, 6: the picture 30 px further right at each; then it stops
+    moved = [
+        watcher.look(_frame(k, _picture(PLACES, seed=k, offset=30 * (k - 2)))) for k in (3, 4, 5, 6)
+    ]
+    assert [look.read for look in moved] == ["sweep"] * 4
+    assert all(look.busy for look in moved)
+    still = [watcher.look(_frame(k, _picture(PLACES, seed=k, offset=120))) for k in (7, 8, 9)]
+    # looked at once more (nothing changed), then it rests
+    assert [look.read for look in still] == ["none", "rest", "rest"]
