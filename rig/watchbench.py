@@ -169,11 +169,105 @@ def analyze_speed(footage: Footage, loops: int = 8) -> tuple[float, float]:
     return plain, watched
 
 
+@dataclass
+class Live:
+    """A live camera's frames arriving at their rate into the referee (``Game.process``,
+    recording on), beside a one-thread x264 encode of a 1080p30 picture or not."""
+
+    label: str
+    beside_x264: bool
+    fps: float
+    arrived: int
+    taken: int
+    latency_periods: tuple[float, float]
+    cpu_ms: float
+
+
+def live(
+    footage: Footage,
+    packets: list[np.ndarray],
+    fps: float,
+    seconds: float = 8.0,
+    beside_x264: bool = False,
+) -> Live:
+    """``seconds`` of the clip's packets arriving at ``fps`` as a camera's reader thread
+    hands them to the decoder pool (undecoded, as ``LiveSource`` does for the game), each
+    taken and refereed by a real :class:`~tablesight.match.game.Game` that records; the
+    latency is from a frame's arrival to its events, in frame periods."""
+    import subprocess
+    import threading
+
+    from tablesight.calibration.setup import Setup
+    from tablesight.match.game import Game
+    from tablesight.match.writer import MatchWriter
+    from tablesight.rules.ruleset import load_ruleset
+    from tablesight.vision.decodepool import NewestDecoder
+    from tablesight.vision.sources import FileSource
+
+    setup = Setup(
+        "necromunda", load_ruleset("necromunda"), footage.table, footage.roster, [], footage.camera
+    )
+    record = footage.path.with_name(f"live-{beside_x264}.db")
+    game = Game(setup, FileSource(str(footage.path)), recorder=MatchWriter(record, setup))
+    decoder = NewestDecoder()
+    count = int(seconds * fps)
+    arrived_at: dict[int, float] = {}
+    finished = threading.Event()
+
+    def camera() -> None:
+        t0 = time.perf_counter()
+        for k in range(count):
+            time.sleep(max(0.0, t0 + k / fps - time.perf_counter()))
+            arrived_at[k] = time.perf_counter()
+            decoder.submit(k, k / fps, packets[k % len(packets)], decode=False)
+        finished.set()
+
+    encoder = None
+    if beside_x264:
+        arguments = (
+            f"-v error -f lavfi -i testsrc2=size=1920x1080:rate=30 -t {seconds + 5} "
+            "-c:v libx264 -threads 1 -preset veryfast -f null -"
+        )
+        encoder = subprocess.Popen(["ffmpeg", *arguments.split()])
+        time.sleep(1.0)  # the encoder under way
+    latency: list[float] = []
+    thread = threading.Thread(target=camera, name="bench camera", daemon=True)
+    cpu0 = time.process_time()
+    thread.start()
+    try:
+        while True:
+            decoded = decoder.take(timeout_s=0.05)
+            if decoded is None:
+                if finished.is_set() and decoder.idle:
+                    break
+                continue
+            game.process(decoded.frame())
+            latency.append((time.perf_counter() - arrived_at[decoded.index]) * fps)
+    finally:
+        thread.join()
+        decoder.close()
+        game.close_recorder()
+        if encoder is not None:
+            encoder.kill()
+            encoder.wait()
+    cpu_ms = (time.process_time() - cpu0) / max(1, len(latency)) * 1000.0
+    latency.sort()
+    p50 = latency[len(latency) // 2]
+    p95 = latency[min(len(latency) - 1, int(0.95 * len(latency)))]
+    label = f"{footage.size[1]}p"
+    return Live(label, beside_x264, fps, decoder.arrived, len(latency), (p50, p95), cpu_ms)
+
+
+#: The live camera rows of the last run.
+lives: list[Live] = []
+
+
 def run(sizes: tuple[tuple[int, int], ...] = ((1920, 1080), (3840, 2160))) -> list[Row]:
     from tablesight.calibration.dictionaries import dictionary_id
 
     rows = []
     speeds.clear()
+    lives.clear()
     for size in sizes:
         with tempfile.TemporaryDirectory() as folder:
             (Path(folder) / "still").mkdir()
@@ -187,6 +281,9 @@ def run(sizes: tuple[tuple[int, int], ...] = ((1920, 1080), (3840, 2160))) -> li
             }
             clips["everything changing"] = _carried(clips["still table"])
             plain_fps, analyze_fps = analyze_speed(match)
+            camera_fps = 60.0 if size[1] <= 1080 else 30.0
+            for beside in (False, True):
+                lives.append(live(match, clips["match-like"], camera_fps, beside_x264=beside))
             speeds.append((f"{size[1]}p", plain_fps, analyze_fps))
             sample = _sample(Path(folder), size[1])
             for clip, packets in [*clips.items(), ("sample match (10 fps)", sample)]:
@@ -227,6 +324,13 @@ def report(rows: list[Row]) -> str:
         lines.append(
             f"{label:<6} analyze on the match-like clip: {analyzed:6.1f} fps, the plain loop "
             f"{plain:6.1f} fps: {analyzed / plain:4.2f} x"
+        )
+    for c in lives:
+        beside = "beside a one-thread x264 encode" if c.beside_x264 else "alone"
+        lines.append(
+            f"{c.label:<6} live camera at {c.fps:.0f} fps, match-like, recording, {beside}: "
+            f"{c.taken} of {c.arrived} frames taken, latency p50 {c.latency_periods[0]:.2f} "
+            f"p95 {c.latency_periods[1]:.2f} frame periods, cpu {c.cpu_ms:.1f} ms a frame"
         )
     lines.append(
         "ms: CPU a frame, every thread. plain: JPEG decoded to grey, detectMarkers with "
