@@ -39,6 +39,10 @@ from tablesight.vision.watch import CHECK_S, Look, Watcher
 
 #: How long a live source may go without a frame before the camera is reported lost.
 CAMERA_TIMEOUT_S = 2.0
+#: How long most of the picture must go on changing before the status says the camera is
+#: moving (seconds), and what it says then.
+MOVING_S = 0.5
+MOVING = "the picture changes everywhere (the camera moving?): markers read at every frame"
 
 
 Listener = Callable[[Event], None]
@@ -103,6 +107,9 @@ class Game:
         self.observation: Observation | None = None
         #: What the newest frame was read for (searched whole, in windows, or not at all).
         self.look: Look | None = None
+        #: Since when most of the picture has changed at every look (a camera carried).
+        self._moving_since: float | None = None
+        self._status_before_moving = ""
         self.pose: TablePose | None = None
         self.health: PoseHealth | None = None
         #: The newest frame processed, and its time and number.
@@ -223,6 +230,7 @@ class Game:
             look = self.watcher.look(frame)
             self.look = look
             observation = self.observer.observe(frame, look.detections, fresh=look.fresh)
+            self._say_if_moving(look, observation)
             with self._news:
                 self._poses = _poses(self.generation, frame, arrived, observation)
                 self._news.notify_all()
@@ -300,6 +308,22 @@ class Game:
                 due = frame.t / self.speed
                 self._stop.wait(max(0.0, due - (time.monotonic() - began)))
             yield frame
+
+    def _say_if_moving(self, look: Look, seen: Observation) -> None:
+        """While the camera goes on moving for ``MOVING_S`` (carried round the table: most
+        of the picture changing, or the table pose jumping, at every look), the status
+        says so; it is what it was once a look finds the camera still. Recording and
+        refereeing go on throughout."""
+        if look.read == "rest":
+            return  # not looked at: nothing new
+        if look.busy or seen.camera_shift_in is not None:
+            self._moving_since = seen.t if self._moving_since is None else self._moving_since
+            if seen.t - self._moving_since >= MOVING_S - 1e-9 and self.status != MOVING:
+                self._status_before_moving, self.status = self.status, MOVING
+            return
+        self._moving_since = None
+        if self.status == MOVING:
+            self.status = self._status_before_moving
 
     def _camera_lost(self) -> None:
         status = getattr(self.source, "status", "camera lost, retrying")

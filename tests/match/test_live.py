@@ -149,3 +149,28 @@ def test_terrain_seen_by_the_camera_reaches_the_referee():
     before = game.session.terrain
     game.process(Frame(image, 1 / 10, 1))
     assert game.session.terrain is before
+
+
+def test_a_camera_carried_round_is_said_and_the_status_comes_back(setup, tmp_path):
+    """Most of the picture changing at every frame for half a second: the status says the
+    camera is moving; the picture still again, it is what it was."""
+    import cv2
+    import numpy as np
+
+    from tablesight.match.game import MOVING
+
+    # a table with a grain of its own (blobs of about 16 px), as a camera sees a mat
+    blobs = np.random.default_rng(5).normal(120, 40, (68, 152)).astype(np.float32)
+    mat = np.clip(cv2.resize(blobs, (2432, 1080), interpolation=cv2.INTER_CUBIC), 0, 255)
+    (tmp_path / "x.png").write_bytes(b"")
+    game = Game(setup, FileSource(str(tmp_path)))
+    game.status = "live"
+    statuses = []
+    for k in range(30):  # 1 s at 30 fps: still for 0.2 s, carried 16 px a frame, then still
+        shift = 16 * min(max(k - 5, 0), 20)
+        picture = np.ascontiguousarray(mat[:, shift : shift + 1920]).astype(np.uint8)
+        game.process(Frame(cv2.cvtColor(picture, cv2.COLOR_GRAY2BGR), k / 30, k))
+        statuses.append(game.status)
+    # carried from frame 6 (0.2 s) to frame 25: said once it has gone on for 0.5 s, at
+    # frame 21 (0.7 s); still from frame 26: the next frame is looked at, and finds it still
+    assert statuses == ["live"] * 21 + [MOVING] * 5 + ["live"] * 4
