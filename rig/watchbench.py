@@ -27,6 +27,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from tablesight.rig.poolbench import packets as read_packets
 from tablesight.rig.throughput import Footage, make_footage
 from tablesight.vision.frame import Frame
 from tablesight.vision.watch import Watcher
@@ -57,19 +58,6 @@ class Row:
         return self.watch_ms / self.plain_ms
 
 
-def _packets(path: Path) -> list[np.ndarray]:
-    capture = cv2.VideoCapture(str(path))
-    capture.set(cv2.CAP_PROP_FORMAT, -1)
-    out = []
-    while True:
-        ok, packet = capture.read()
-        if not ok:
-            break
-        out.append(packet.reshape(-1).copy())
-    capture.release()
-    return out
-
-
 def _carried(packets: list[np.ndarray]) -> list[np.ndarray]:
     """The pictures shifted 3 px more each frame (wrapping round), encoded again."""
     out = []
@@ -91,7 +79,7 @@ def _sample(folder: Path, height: int) -> list[np.ndarray]:
     clip = folder / f"sample-{height}.avi"
     arguments = f"-v error -y -i {sample} -vf scale=-2:{height} -c:v mjpeg -q:v 3 {clip}"
     subprocess.run(["ffmpeg", *arguments.split()], check=True)
-    return _packets(clip)
+    return read_packets(clip)
 
 
 def _plain(packets: list[np.ndarray], dictionary: int, frames: int) -> tuple[float, int]:
@@ -150,7 +138,7 @@ def analyze_speed(footage: Footage, loops: int = 8) -> tuple[float, float]:
         ],
         check=True,
     )
-    packets = _packets(long)
+    packets = read_packets(long)
     name = footage.table.table.dictionary
     detector = cv2.aruco.ArucoDetector(
         cv2.aruco.getPredefinedDictionary(dictionary_id(name)), cv2.aruco.DetectorParameters()
@@ -276,8 +264,8 @@ def run(sizes: tuple[tuple[int, int], ...] = ((1920, 1080), (3840, 2160))) -> li
             match = make_footage(Path(folder) / "match", size=size)
             name = still.table.table.dictionary
             clips = {
-                "still table": _packets(still.path),
-                "match-like": _packets(match.path),
+                "still table": read_packets(still.path),
+                "match-like": read_packets(match.path),
             }
             clips["everything changing"] = _carried(clips["still table"])
             plain_fps, analyze_fps = analyze_speed(match)
