@@ -123,6 +123,9 @@ class LiveSource:
         self.delivered = threading.Event()
         #: Times the source could not be opened, or gave nothing, since the last picture.
         self.failures = 0
+        #: Whether the source sends JPEG pictures (passed through) or another codec
+        #: (decoded by OpenCV); ``None`` until its first frame says.
+        self._jpeg: bool | None = None
         #: What the decode threads find in each frame (``frames`` says), with its decoding.
         self._detect: Detect | None = None
         self._decode = True
@@ -139,24 +142,30 @@ class LiveSource:
             capture.set(cv2.CAP_PROP_FRAME_WIDTH, self.size[0])
             capture.set(cv2.CAP_PROP_FRAME_HEIGHT, self.size[1])
         if capture.isOpened():
-            code = int(capture.get(cv2.CAP_PROP_FOURCC))
-            fourcc = "".join(chr((code >> 8 * i) & 0xFF) for i in range(4)).strip("\x00")
             self.granted = (
                 int(capture.get(cv2.CAP_PROP_FRAME_WIDTH)),
                 int(capture.get(cv2.CAP_PROP_FRAME_HEIGHT)),
-                fourcc,
+                _fourcc(capture),
             )
         return capture
 
     def _raw(self, capture: cv2.VideoCapture) -> tuple[bool, np.ndarray | None]:
         """Ask for compressed frames (decoded on the pool); whether they are JPEG, and the
-        first frame read (a picture when they are not)."""
+        first one read. Decided once per source: a camera that sends another codec (H.264
+        from a phone or an IP camera) is opened again to be decoded by OpenCV, from then on
+        (switching a capture back from compressed frames is not to be trusted: some
+        OpenCV versions go on handing over packets)."""
+        if self._jpeg is False or not _says_jpeg(capture):
+            self._jpeg = False  # H.264, H.265, raw: OpenCV decodes it (one connection)
+            return False, None
         if not capture.set(cv2.CAP_PROP_FORMAT, -1):
             return False, None
         ok, packet = capture.read()
         if ok and is_jpeg(packet):
+            self._jpeg = True
             return True, packet
-        capture.set(cv2.CAP_PROP_FORMAT, 0)
+        if ok:
+            self._jpeg = False  # another codec: decoded by OpenCV, reopened below
         return False, None
 
     def _read(self) -> None:
@@ -166,6 +175,9 @@ class LiveSource:
         while not self._stop.is_set():
             capture = self._open()
             raw, first = self._raw(capture) if capture.isOpened() else (False, None)
+            if not raw and capture.isOpened() and capture.get(cv2.CAP_PROP_FORMAT) == -1:
+                capture.release()  # asked for packets that are not JPEG: open it anew
+                capture = self._open()
             while not self._stop.is_set() and capture.isOpened():
                 if first is not None:
                     ok, image, first = True, first, None
@@ -174,7 +186,10 @@ class LiveSource:
                 if not ok:
                     break
                 if raw and not is_jpeg(image):
+                    self._jpeg = False
                     break  # reopened in the ordinary way
+                if not raw and (image.ndim == 1 or image.shape[0] == 1):
+                    break  # a packet where a picture was asked for: not a picture, retried
                 self.status = "live"
                 self.failures = 0
                 self.delivered.set()
@@ -238,6 +253,18 @@ class LiveSource:
         self._stop.set()
         self.decoder.close()
         self._thread.join(timeout=5.0)
+
+
+def _fourcc(capture: cv2.VideoCapture) -> str:
+    """The capture's codec as its four letters ("MJPG", "h264", "YUYV", ...)."""
+    code = int(capture.get(cv2.CAP_PROP_FOURCC))
+    return "".join(chr((code >> 8 * i) & 0xFF) for i in range(4)).strip("\x00 ")
+
+
+def _says_jpeg(capture: cv2.VideoCapture) -> bool:
+    """Whether the capture's codec is Motion JPEG, by its FOURCC (known before a frame is
+    read: a stream that serves one connection is not opened twice to find out)."""
+    return _fourcc(capture).upper() in ("MJPG", "JPEG", "MJPEG")
 
 
 def open_source(spec: str) -> FileSource | LiveSource:
