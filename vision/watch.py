@@ -5,15 +5,18 @@ carries a model or two across a small part of the picture, and only a bump or a 
 switched on changes everything. :class:`Watcher` does the work the picture asks for, one
 :meth:`~Watcher.look` a frame, in time order:
 
-* **A change map.** The picture is shrunk to ``1/SCALE`` in grey (one ``INTER_AREA``
-  resize) and compared with the picture *as last read* there, not with the previous
-  frame: a slow drift (auto-exposure, a creeping shadow) adds up until it is read.
+* **A change map.** The picture at ``1/SCALE`` in grey (a camera's JPEG decoded straight
+  to that scale while all is quiet) is compared with the picture *as last read* there,
+  not with the previous frame, in detail rather than in light: the logarithms of the
+  grey less their blur, so a lamp turned or auto-exposure is no change, while a change
+  of light by more than ``LIGHT_LEVEL`` is, and a slow drift adds up until it is read.
 * **Windows.** Where the map changed, the markers are read again in a window at full
   resolution around the change, at every frame while it goes on changing (a hand over
   the table hides what a whole-picture search would not find either); the last
   detections stand everywhere else.
 * **Sweeps.** The whole picture is read on the first frame, when most of it changed (a
-  bump, the lights, a camera carried round), and at least every ``sweep_s`` seconds, so
+  bump, the lights, a camera carried round: then at every frame while it goes on), and
+  at least every ``sweep_s`` seconds, so
   that no region is read less often than that (a marker taken away without a visible
   change is found gone within ``sweep_s``).
 * **Rest.** While nothing has changed since the last look, frames are not even decoded
@@ -154,7 +157,7 @@ class Watcher:
             self._pending = False
             return Look(self._last, "none", False, changed_share=share)
         gray = frame.gray  # decoded whole only now, to read the windows
-        reach = max(1, int(np.ceil(self._pad(gray) / SCALE)))
+        reach = max(1, int(np.ceil(self._pad() / SCALE)))
         windows = self._windows(changed, reach, gray.shape)
         found = [self._read_window(gray, w) for w in windows]
         self._last = _merged(self._last, windows, found, changed)
@@ -184,7 +187,7 @@ class Watcher:
         detail = cv2.blur(cv2.absdiff(diff, light), (3, 3))
         return np.asarray((detail > self.level) | (np.abs(light) > LIGHT_LEVEL))
 
-    def _pad(self, gray: np.ndarray) -> float:
+    def _pad(self) -> float:
         """How far around a change to read: the largest marker's diagonal seen, at least
         ``pad_px``."""
         sides = self._last.side_px
@@ -192,11 +195,11 @@ class Watcher:
         return max(float(self.pad_px), largest + MARGIN_PX)
 
     def _windows(
-        self, still: np.ndarray, reach: int, shape: tuple[int, ...]
+        self, changed: np.ndarray, reach: int, shape: tuple[int, ...]
     ) -> list[tuple[int, int, int, int]]:
-        """Full-resolution windows around each region of ``still`` (grown by ``reach``
+        """Full-resolution windows around each region of ``changed`` (grown by ``reach``
         change-map pixels), clipped to the picture."""
-        grown = _grown(still, reach).astype(np.uint8)
+        grown = _grown(changed, reach).astype(np.uint8)
         count, _, stats, _ = cv2.connectedComponentsWithStats(grown, connectivity=8)
         height, width = shape[:2]
         out = []
