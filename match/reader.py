@@ -353,6 +353,14 @@ class Match:
         with self._lock:
             return self._conn.execute(sql, args).fetchall()
 
+    def first_seen_t(self) -> float | None:
+        """The time of the first frame in which a model was located (the table seen with
+        models on it); ``None`` when none ever was."""
+        row = self._one(
+            "SELECT min(t) FROM frames WHERE EXISTS (SELECT 1 FROM poses WHERE frame = frames.id)"
+        )
+        return None if row is None or row[0] is None else float(row[0])
+
     def _one(self, sql: str, args: Sequence[Any] = ()) -> Any:
         with self._lock:
             return self._conn.execute(sql, args).fetchone()

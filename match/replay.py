@@ -318,7 +318,7 @@ class Replay:
         self.session: Session = self.setup.session()
         #: The frame shown.
         self.frame: FrameRow | None = None
-        #: The time sought (the frame shown is the last at or before it).
+        #: The time sought (the frame shown is the one nearest it).
         self.t = self.start_t
         #: The revision of the events shown: 0 is the live record.
         self.revision = 0
@@ -339,7 +339,10 @@ class Replay:
                 self.video = _Video(path)
             except InputError as exc:
                 log.warning("%s; the replay shows the map only", exc)
-        self.seek(self.start_t)
+        #: Where the replay opens: the first moment a model is seen on the table (before
+        #: it, the footage shows nothing to judge), or the footage's start.
+        self.opening_t = match.first_seen_t() or self.start_t
+        self.seek(self.opening_t)
 
     @property
     def closing(self) -> bool:
@@ -416,14 +419,22 @@ class Replay:
                 t = float(value)
             except ValueError:
                 t = None
-        if t is None or not math.isfinite(t) or not self.start_t <= t <= self.end_t:
+        # a time written rounded (to hundredths, say) may lie just past either end
+        slack = 0.5 / self.fps
+        if t is None or not math.isfinite(t) or not self.start_t - slack <= t <= self.end_t + slack:
             raise InputError(
                 f"t: expected seconds from {self.start_t:.3f} to {self.end_t:.3f}, got {value!r}"
             )
-        return t
+        return min(max(t, self.start_t), self.end_t)
 
     def _frame_at(self, t: float) -> int:
-        return max(0, bisect.bisect_right(self.times, t) - 1)
+        """The frame nearest ``t`` (the earlier of two as near): a time written to share a
+        moment (``?time=5.6``) opens the frame it was written from, whatever the rounding
+        of the frames' times (5.6000000000000005 s)."""
+        k = bisect.bisect_left(self.times, t)
+        if k == len(self.times) or (k > 0 and t - self.times[k - 1] <= self.times[k] - t):
+            return max(0, k - 1)
+        return k
 
     def seek(self, t: float) -> dict[str, Any]:
         """Show the match as it stood at ``t`` seconds; returns :meth:`position`."""

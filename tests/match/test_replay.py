@@ -111,7 +111,9 @@ def test_the_moments_before_and_after_the_illegal_move(analyzed):
         at(seen["brute"], 30, 20)
         assert seen["ganger"]["track"] == "settled" and not seen["ganger"]["moved"]
         assert replay.state()["flags"] == []
-        replay.seek(SEEN_T - 0.001)  # the frame before
+        replay.seek(SEEN_T - 0.001)  # a moment is shown by its nearest frame
+        assert replay.state()["models"] != []
+        replay.seek(SEEN_T - 1 / 30)  # the frame before
         assert replay.state()["models"] == []
 
         # picked up and moving: the referee keeps it where it stood
@@ -150,17 +152,20 @@ def test_the_moments_before_and_after_the_illegal_move(analyzed):
         assert gap == pytest.approx(GAP_AFTER, abs=0.05)
 
         # the frame before it: not yet
-        replay.seek(MOVED_T - 0.01)
+        replay.seek(MOVED_T - 1 / 30)
         assert replay.state()["flags"] == []
         assert replay.state()["live"]["frame"] == 23
 
 
 def test_times_outside_the_footage_and_phase_controls_are_refused(analyzed):
     with Replay(analyzed) as replay:
-        for bad in (-0.001, 1.0, math.nan, math.inf, "soon", True, None, [0.5]):
+        # more than half a frame (1/60 s) outside the footage
+        for bad in (-0.02, 0.985, 1.0, math.nan, math.inf, "soon", True, None, [0.5]):
             with pytest.raises(InputError, match=r"^t: expected seconds from 0\.000 to 0\.967"):
                 replay.seek(bad)  # type: ignore[arg-type]
         assert replay.parse_t("0.25") == 0.25 and replay.parse_t(0) == 0.0
+        # a time rounded past an end by less than half a frame is that end
+        assert replay.parse_t(-0.001) == 0.0 and replay.parse_t("0.97") == replay.end_t
         for control in (
             replay.start_phase,
             replay.end_phase,
@@ -390,3 +395,44 @@ def setup_without_frames(tmp_path, footage, two_model_table, two_model_roster):
     db = tmp_path / "empty.db"
     MatchWriter(db, setup, video=False).close()
     return db
+
+
+@pytest.mark.slow
+def test_a_shared_time_opens_the_frame_it_was_written_from(analyzed):
+    """The page shares a moment as ``?time=`` with its seconds to two decimals; each
+    frame's time so written (k / 30 s: 0.0333... written 0.03) opens that very frame,
+    though some round down below it (0.1 s: 3 / 30 = 0.1, 0.13: 4 / 30 = 0.1333)."""
+    with Replay(analyzed) as replay:
+        for k in range(30):
+            written = round(k / 30, 2)
+            assert replay.seek(written)["frame"]["index"] == k, (k, written)
+
+
+@pytest.mark.slow
+def test_the_replay_opens_where_the_table_is_first_seen(footage, setup, tmp_path):
+    """A recording that starts before the table is in view (a hand over the camera, five
+    frames of nothing): the replay opens at the first frame in which a model is located,
+    not on an empty table."""
+    import numpy as np
+
+    from tablesight.match.reader import Match
+    from tablesight.vision.sources import Frame
+
+    _, pics = footage
+    db = tmp_path / "match.db"
+    writer = MatchWriter(db, setup)
+    (tmp_path / "x.png").write_bytes(b"")
+    game = Game(setup, FileSource(str(tmp_path)), recorder=writer, check_s=1 / 30)
+    dark = np.zeros_like(pics["start"])
+    for k, picture in enumerate([dark] * 5 + [pics["start"]] * 10):
+        game.process(Frame(picture, k / 30, k))
+    writer.close()
+    with Match(db) as match:  # where a model is first located, from the poses recorded
+        tracks = match.tracks()
+        first = min(points[0].t for points in tracks.values())
+    assert first == pytest.approx(5 / 30)
+    with Replay(db) as replay:
+        assert replay.start_t == 0.0
+        assert replay.t == pytest.approx(5 / 30) and replay.frame.index == 5
+        # the models as located in that frame (the session places them once settled)
+        assert {m[0] for m in replay.state()["poses"]["models"]} == {"ganger", "brute"}
