@@ -39,6 +39,11 @@ from tablesight.vision.watch import CHECK_S, Look, Watcher
 
 #: How long a live source may go without a frame before the camera is reported lost.
 CAMERA_TIMEOUT_S = 2.0
+#: A live source's status: delivering frames, not delivering them, and the word told
+#: when it delivers again.
+LIVE = "live"
+CAMERA_LOST = "camera lost, retrying"
+CAMERA_BACK = "camera back"
 #: How long most of the picture must go on changing before the status says the camera is
 #: moving (seconds), and what it says then.
 MOVING_S = 0.5
@@ -227,6 +232,10 @@ class Game:
             events: list[Event] = []
             while self._steps and self._steps[0].t <= frame.t:
                 events += self._apply(self._steps.pop(0), frame)
+            if self.source.live and self.status in ("starting", CAMERA_LOST):
+                if self.status == CAMERA_LOST:  # frames again: said, once
+                    events += self.session.camera_back(frame.t, frame.index, CAMERA_BACK)
+                self.status = LIVE
             look = self.watcher.look(frame)
             self.look = look
             observation = self.observer.observe(frame, look.detections, fresh=look.fresh)
@@ -285,6 +294,8 @@ class Game:
                 if self._stop.is_set():
                     return
             if self.source.live:
+                if self._stop.is_set():
+                    break  # stopped, not lost
                 self._camera_lost()
                 continue
             if not self.loop or last is None:
@@ -326,14 +337,14 @@ class Game:
             self.status = self._status_before_moving
 
     def _camera_lost(self) -> None:
-        status = getattr(self.source, "status", "camera lost, retrying")
-        if status == self.status:
+        """The live source gave no frame for ``CAMERA_TIMEOUT_S``: said once per loss."""
+        if self.status == CAMERA_LOST:
             return
-        self.status = "camera lost, retrying"
+        self.status = CAMERA_LOST
         with self.lock:
             t = self.frame.t if self.frame else 0.0
             index = self.frame.index if self.frame else 0
-            self._tell(self.session.camera_lost(t, index, "camera lost, retrying"))
+            self._tell(self.session.camera_lost(t, index, CAMERA_LOST))
 
     def start(self) -> None:
         """Run on a thread of its own."""

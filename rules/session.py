@@ -68,6 +68,7 @@ EventKind = Literal[
     "model_hidden",
     "model_lost",
     "camera_lost",
+    "camera_back",
     "camera_bumped",
     "recording_stopped",
     "judging_held",
@@ -149,6 +150,7 @@ INPUTS = (
     "lost",
     "camera_bumped",
     "camera_lost",
+    "camera_back",
     "pose_checked",
 )
 
@@ -678,6 +680,11 @@ class Session(SessionState):
     def camera_lost(self, t: float, frame: int, status: str) -> list[Event]:
         """The camera stopped delivering frames; poses are kept until it is back."""
         return self._emit(Event(t, frame, "camera_lost", status))
+
+    @_journaled
+    def camera_back(self, t: float, frame: int, status: str) -> list[Event]:
+        """The camera delivers frames again after it was lost."""
+        return self._emit(Event(t, frame, "camera_back", status))
 
     @_journaled
     def place_terrain(

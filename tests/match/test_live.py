@@ -174,3 +174,73 @@ def test_a_camera_carried_round_is_said_and_the_status_comes_back(setup, tmp_pat
     # carried from frame 6 (0.2 s) to frame 25: said once it has gone on for 0.5 s, at
     # frame 21 (0.7 s); still from frame 26: the next frame is looked at, and finds it still
     assert statuses == ["live"] * 21 + [MOVING] * 5 + ["live"] * 4
+
+
+@pytest.mark.slow
+def test_each_loss_of_the_camera_and_each_return_is_told_once(setup, footage):
+    """A network camera that drops its connection after each 15 pictures (half a second)
+    and answers again after 3 s (longer than the 2 s that make a loss): the status is live
+    while it delivers, each loss is told (the second too) and each return, and stopping
+    the game is no loss."""
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    import cv2
+
+    from tablesight.match.game import CAMERA_LOST, LIVE
+
+    _, pics = footage
+    ok, jpeg = cv2.imencode(".jpg", pics["start"], [cv2.IMWRITE_JPEG_QUALITY, 90])
+    assert ok
+    served = []
+
+    class Camera(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            served.append(time.monotonic())
+            if len(served) > 3:  # a third drop-out for good, after two returns
+                self.send_error(503)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "multipart/x-mixed-replace; boundary=frame")
+            self.end_headers()
+            if len(served) > 1:
+                time.sleep(3.0)  # away for longer than CAMERA_TIMEOUT_S
+            try:
+                for _ in range(15):
+                    self.wfile.write(b"--frame\r\nContent-Type: image/jpeg\r\n")
+                    self.wfile.write(f"Content-Length: {len(jpeg)}\r\n\r\n".encode())
+                    self.wfile.write(jpeg.tobytes() + b"\r\n")
+                    time.sleep(1 / 30)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Camera)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    source = LiveSource(f"http://127.0.0.1:{server.server_address[1]}/v", retry_s=(0.05, 0.1))
+    game = Game(setup, source)
+    heard = []
+    game.listen(heard.append)
+    statuses = set()
+    game.start()
+    try:
+        deadline = time.monotonic() + 40
+        while time.monotonic() < deadline:
+            statuses.add(game.status)
+            kinds = [e.kind for e in heard if e.kind.startswith("camera_")]
+            if kinds.count("camera_lost") == 3:
+                break
+            time.sleep(0.02)
+    finally:
+        game.stop()
+        server.shutdown()
+        server.server_close()
+    kinds = [e.kind for e in heard if e.kind.startswith("camera_")]
+    # three connections: lost after each, back at the second and the third; stopping
+    # after the third loss adds nothing
+    assert kinds == ["camera_lost", "camera_back", "camera_lost", "camera_back", "camera_lost"]
+    assert {LIVE, CAMERA_LOST} <= statuses
+    assert game.status == "ended"
