@@ -190,12 +190,15 @@ def live(
     pipeline: Any,
     record: Callable[[Frame, list[Event]], None] | None,
     workers: int = WORKERS,
+    ahead: bool = True,
 ) -> Segment:
     """``count`` frames arriving at ``fps`` into a :class:`NewestDecoder`; each taken is
-    processed and recorded here. ``dropped``: frames that arrived and were never taken."""
+    processed and recorded here. ``dropped``: frames that arrived and were never taken.
+    ``ahead``: decoded and their markers found on the pool; else handed on undecoded, as
+    a live source hands them to a game (whose watcher reads them)."""
     seg = Segment()
     decoder = NewestDecoder(workers)
-    markers = _markers(pipeline)
+    markers = _markers(pipeline) if ahead else None
     arrived_at: dict[int, float] = {}
     finished = threading.Event()
 
@@ -204,7 +207,8 @@ def live(
         for k in range(count):
             time.sleep(max(0.0, t0 + k / fps - time.perf_counter()))
             arrived_at[start + k] = time.perf_counter()
-            decoder.submit(start + k, (start + k) / fps, data[(start + k) % len(data)], markers)
+            packet = data[(start + k) % len(data)]
+            decoder.submit(start + k, (start + k) / fps, packet, markers, decode=ahead)
         finished.set()
 
     thread = threading.Thread(target=camera, name="bench camera", daemon=True)

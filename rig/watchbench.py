@@ -27,6 +27,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from tablesight.rig import poolbench
 from tablesight.rig.poolbench import packets as read_packets
 from tablesight.rig.throughput import Footage, make_footage
 from tablesight.vision.frame import Frame
@@ -183,13 +184,11 @@ def live(
     taken and refereed by a real :class:`~tablesight.match.game.Game` that records; the
     latency is from a frame's arrival to its events, in frame periods."""
     import subprocess
-    import threading
 
     from tablesight.calibration.setup import Setup
     from tablesight.match.game import Game
     from tablesight.match.writer import MatchWriter
     from tablesight.rules.ruleset import load_ruleset
-    from tablesight.vision.decodepool import NewestDecoder
     from tablesight.vision.sources import FileSource
 
     setup = Setup(
@@ -197,19 +196,6 @@ def live(
     )
     record = footage.path.with_name(f"live-{beside_x264}.db")
     game = Game(setup, FileSource(str(footage.path)), recorder=MatchWriter(record, setup))
-    decoder = NewestDecoder()
-    count = int(seconds * fps)
-    arrived_at: dict[int, float] = {}
-    finished = threading.Event()
-
-    def camera() -> None:
-        t0 = time.perf_counter()
-        for k in range(count):
-            time.sleep(max(0.0, t0 + k / fps - time.perf_counter()))
-            arrived_at[k] = time.perf_counter()
-            decoder.submit(k, k / fps, packets[k % len(packets)], decode=False)
-        finished.set()
-
     encoder = None
     if beside_x264:
         arguments = (
@@ -218,32 +204,19 @@ def live(
         )
         encoder = subprocess.Popen(["ffmpeg", *arguments.split()])
         time.sleep(1.0)  # the encoder under way
-    latency: list[float] = []
-    thread = threading.Thread(target=camera, name="bench camera", daemon=True)
-    cpu0 = time.process_time()
-    thread.start()
     try:
-        while True:
-            decoded = decoder.take(timeout_s=0.05)
-            if decoded is None:
-                if finished.is_set() and decoder.idle:
-                    break
-                continue
-            game.process(decoded.frame())
-            latency.append((time.perf_counter() - arrived_at[decoded.index]) * fps)
+        seg = poolbench.live(packets, 0, int(seconds * fps), fps, game, None, ahead=False)
     finally:
-        thread.join()
-        decoder.close()
         game.close_recorder()
         if encoder is not None:
             encoder.kill()
             encoder.wait()
-    cpu_ms = (time.process_time() - cpu0) / max(1, len(latency)) * 1000.0
-    latency.sort()
+    latency = sorted(s * fps for s in seg.latency_s)
+    cpu_ms = seg.cpu_s / max(1, seg.frames) * 1000.0
     p50 = latency[len(latency) // 2]
     p95 = latency[min(len(latency) - 1, int(0.95 * len(latency)))]
     label = f"{footage.size[1]}p"
-    return Live(label, beside_x264, fps, decoder.arrived, len(latency), (p50, p95), cpu_ms)
+    return Live(label, beside_x264, fps, seg.arrivals, seg.frames, (p50, p95), cpu_ms)
 
 
 #: The live camera rows of the last run.

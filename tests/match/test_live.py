@@ -184,16 +184,23 @@ def test_each_loss_of_the_camera_and_each_return_is_told_once(setup, footage):
     the game is no loss."""
     import threading
     import time
+    from collections.abc import Iterator
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     import cv2
 
     from tablesight.match.game import CAMERA_LOST, LIVE
+    from tablesight.rig.mjpeg import send_mjpeg
 
     _, pics = footage
     ok, jpeg = cv2.imencode(".jpg", pics["start"], [cv2.IMWRITE_JPEG_QUALITY, 90])
     assert ok
     served = []
+
+    def pictures(away: bool) -> Iterator[bytes]:
+        if away:
+            time.sleep(3.0)  # away for longer than CAMERA_TIMEOUT_S
+        yield from [jpeg.tobytes()] * 15
 
     class Camera(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -201,19 +208,7 @@ def test_each_loss_of_the_camera_and_each_return_is_told_once(setup, footage):
             if len(served) > 3:  # a third drop-out for good, after two returns
                 self.send_error(503)
                 return
-            self.send_response(200)
-            self.send_header("Content-Type", "multipart/x-mixed-replace; boundary=frame")
-            self.end_headers()
-            if len(served) > 1:
-                time.sleep(3.0)  # away for longer than CAMERA_TIMEOUT_S
-            try:
-                for _ in range(15):
-                    self.wfile.write(b"--frame\r\nContent-Type: image/jpeg\r\n")
-                    self.wfile.write(f"Content-Length: {len(jpeg)}\r\n\r\n".encode())
-                    self.wfile.write(jpeg.tobytes() + b"\r\n")
-                    time.sleep(1 / 30)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
+            send_mjpeg(self, pictures(away=len(served) > 1), fps=30)
 
         def log_message(self, *args: object) -> None:
             pass

@@ -12,6 +12,7 @@ import cv2
 import numpy as np
 import pytest
 
+from tablesight.rig.mjpeg import send_mjpeg
 from tablesight.vision.sources import FileSource, LiveSource, SourceError, open_source
 
 
@@ -56,23 +57,17 @@ def test_bad_sources(tmp_path: Path, spec: str, message: str):
         FileSource(str(tmp_path / spec))
 
 
+def _jpeg(image: np.ndarray) -> bytes:
+    ok, jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 95])
+    assert ok
+    return jpeg.tobytes()
+
+
 class _Stream(BaseHTTPRequestHandler):
     frames = 60
 
     def do_GET(self) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "multipart/x-mixed-replace; boundary=frame")
-        self.end_headers()
-        try:
-            for k in range(self.frames):
-                ok, jpeg = cv2.imencode(".jpg", picture(k), [cv2.IMWRITE_JPEG_QUALITY, 95])
-                assert ok
-                self.wfile.write(b"--frame\r\nContent-Type: image/jpeg\r\n")
-                self.wfile.write(f"Content-Length: {len(jpeg)}\r\n\r\n".encode())
-                self.wfile.write(jpeg.tobytes() + b"\r\n")
-                time.sleep(1 / 30)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
+        send_mjpeg(self, (_jpeg(picture(k)) for k in range(self.frames)), fps=30)
 
     def log_message(self, *args: object) -> None:
         pass
