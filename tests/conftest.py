@@ -98,6 +98,21 @@ def hasty_necromunda(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def sample_options() -> Callable[[str], list[str]]:
+    """The command line's options that referee a sample game with its files:
+    ``--game G --table ... --roster ... --terrain ... --camera ...``."""
+
+    def options(game: str) -> list[str]:
+        folder = REPO_ROOT / "samples" / game
+        out = ["--game", game]
+        for name in ("table", "roster", "terrain", "camera"):
+            out += [f"--{name}", str(folder / f"{name}.toml")]
+        return out
+
+    return options
+
+
+@pytest.fixture(scope="session")
 def tablesight_command() -> list[str]:
     """How to start ``tablesight``: the script on the PATH, or the module."""
     exe = shutil.which("tablesight")

@@ -16,6 +16,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -37,7 +38,9 @@ def _mad(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.mean(cv2.absdiff(a, b)))
 
 
-def _record_and_stop(command: list[str], folder: Path, sig: int) -> tuple[Path, str]:
+def _record_and_stop(
+    command: list[str], options: list[str], folder: Path, sig: int
+) -> tuple[Path, str]:
     """``run --record`` on the sample clip, stopped with ``sig`` once RECORD_S seconds of
     it have been refereed; the match file and what the program printed."""
     db = folder / "match.db"
@@ -47,16 +50,7 @@ def _record_and_stop(command: list[str], folder: Path, sig: int) -> tuple[Path, 
             "run",
             "--source",
             str(SAMPLE / "match.mp4"),
-            "--game",
-            "necromunda",
-            "--table",
-            str(SAMPLE / "table.toml"),
-            "--roster",
-            str(SAMPLE / "roster.toml"),
-            "--terrain",
-            str(SAMPLE / "terrain.toml"),
-            "--camera",
-            str(SAMPLE / "camera.toml"),
+            *options,
             "--record",
             str(db),
             "--port",
@@ -97,9 +91,10 @@ def _record_and_stop(command: list[str], folder: Path, sig: int) -> tuple[Path, 
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
 def test_a_stopped_recording_replays_the_pictures_recorded(
-    tablesight_command: list[str], tmp_path: Path, sig: int
+    tablesight_command: list[str], sample_options: Any, tmp_path: Path, sig: int
 ) -> None:
-    db, output = _record_and_stop(tablesight_command, tmp_path, sig)
+    options = sample_options("necromunda")
+    db, output = _record_and_stop(tablesight_command, options, tmp_path, sig)
     assert "[ WARN" not in output
 
     with sqlite3.connect(db) as conn:

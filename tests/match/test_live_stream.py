@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -39,21 +40,6 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _files() -> list[str]:
-    return [
-        "--game",
-        "necromunda",
-        "--table",
-        str(SAMPLE / "table.toml"),
-        "--roster",
-        str(SAMPLE / "roster.toml"),
-        "--terrain",
-        str(SAMPLE / "terrain.toml"),
-        "--camera",
-        str(SAMPLE / "camera.toml"),
-    ]
-
-
 def ffmpeg(arguments: str) -> list[str]:
     """An FFmpeg command that says only its errors (paths here hold no spaces)."""
     return ["ffmpeg", "-v", "error", *arguments.split()]
@@ -73,7 +59,12 @@ def _judged(events: list[dict[str, object]]) -> list[tuple[object, ...]]:
     ("height", "fps", "codec"), [(1080, 60, "mjpeg"), (2160, 30, "mjpeg"), (1080, 30, "h264")]
 )
 def test_a_camera_beside_an_x264_encode_is_refereed_frame_for_frame(
-    height: int, fps: int, codec: str, tmp_path: Path, tablesight_command: list[str]
+    height: int,
+    fps: int,
+    codec: str,
+    tmp_path: Path,
+    tablesight_command: list[str],
+    sample_options: Callable[[str], list[str]],
 ) -> None:
     """Motion JPEG at 1080p 60 fps and at 4K 30 fps (the sample scaled up: its markers
     twice the pixels, as a 4K camera at the same place sees them), and H.264 in MPEG-TS at
@@ -91,7 +82,7 @@ def test_a_camera_beside_an_x264_encode_is_refereed_frame_for_frame(
     assert made.returncode == 0, made.stderr
     sent = round(fps * SECONDS)
     analyzed = subprocess.run(
-        [*tablesight_command, "analyze", str(clip), *_files(), "--json"],
+        [*tablesight_command, "analyze", str(clip), *sample_options("necromunda"), "--json"],
         capture_output=True,
         text=True,
         timeout=600,
@@ -125,7 +116,7 @@ def test_a_camera_beside_an_x264_encode_is_refereed_frame_for_frame(
             "run",
             "--source",
             stream,
-            *_files(),
+            *sample_options("necromunda"),
             "--record",
             str(record),
             "--port",
