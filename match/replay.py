@@ -341,7 +341,8 @@ class Replay:
                 log.warning("%s; the replay shows the map only", exc)
         #: Where the replay opens: the first moment a model is seen on the table (before
         #: it, the footage shows nothing to judge), or the footage's start.
-        self.opening_t = match.first_seen_t() or self.start_t
+        seen_t = match.first_seen_t()
+        self.opening_t = self.start_t if seen_t is None else seen_t
         self.seek(self.opening_t)
 
     @property

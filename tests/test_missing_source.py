@@ -41,6 +41,10 @@ def test_a_source_that_is_not_there_is_one_line(tablesight, source: str, says: s
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and says in lines[0], done.stderr
     assert "[ WARN" not in done.stderr
+    if "://" in source:  # a network camera's advice, not a webcam's
+        assert "is the address right" in lines[0] and "plugged in" not in lines[0]
+    elif source.isdigit():
+        assert "is it plugged in" in lines[0]
 
 
 def test_opencv_warnings_are_silenced_at_import() -> None:

@@ -226,10 +226,14 @@ class LiveSource:
             what = f"{self.spec}: the stream cannot be opened"
         else:
             what = f"{self.spec}: the stream sends no pictures"
-        raise SourceError(
-            f"{what} (tried for {time.monotonic() - deadline + timeout_s:.0f} s); is it plugged"
-            " in, switched on, and not in use by another program?"
+        hint = (
+            "is it plugged in, switched on, and not in use by another program?"
+            if self.spec.isdigit()
+            else "is the address right (host, port and path, as the camera's app shows it), "
+            "and the camera on and on this network?"
         )
+        tried_s = time.monotonic() - deadline + timeout_s
+        raise SourceError(f"{what} (tried for {tried_s:.0f} s); {hint}")
 
     def frames(
         self, timeout_s: float | None = None, detect: Detect | None = None, decode: bool = True
