@@ -110,8 +110,6 @@ class Game:
         self.watcher = Watcher(setup.table.table.dictionary, check_s=check_s)
         #: The newest observation, and the newest table pose (kept while a hand hides it).
         self.observation: Observation | None = None
-        #: What the newest frame was read for (searched whole, in windows, or not at all).
-        self.look: Look | None = None
         #: Since when most of the picture has changed at every look (a camera carried).
         self._moving_since: float | None = None
         self._status_before_moving = ""
@@ -237,7 +235,8 @@ class Game:
                     events += self.session.camera_back(frame.t, frame.index, CAMERA_BACK)
                 self.status = LIVE
             look = self.watcher.look(frame)
-            self.look = look
+            if look.read == "broken":
+                return []  # not a picture (a frame cut short in the stream): skipped
             observation = self.observer.observe(frame, look.detections, fresh=look.fresh)
             self._say_if_moving(look, observation)
             with self._news:
@@ -338,10 +337,11 @@ class Game:
 
     def _camera_lost(self) -> None:
         """The live source gave no frame for ``CAMERA_TIMEOUT_S``: said once per loss."""
-        if self.status == CAMERA_LOST:
-            return
-        self.status = CAMERA_LOST
         with self.lock:
+            if self.status == CAMERA_LOST:
+                return
+            self._moving_since = None
+            self.status = CAMERA_LOST
             t = self.frame.t if self.frame else 0.0
             index = self.frame.index if self.frame else 0
             self._tell(self.session.camera_lost(t, index, CAMERA_LOST))
@@ -377,6 +377,9 @@ class Game:
             self.decided = {}
             self.observer = Observer.for_setup(self.setup)
             self.watcher = Watcher(self.setup.table.table.dictionary, check_s=self.check_s)
+            if self.status == MOVING:  # a new clock: the camera's moving is judged anew
+                self.status = self._status_before_moving
+            self._moving_since = None
             # nothing of the last game's clock is shown as this game's (its last frame's
             # time with this game's phase, say)
             self.frame, self.observation, self.pose = None, None, None

@@ -46,18 +46,14 @@ class Frame:
     @property
     def image(self) -> np.ndarray:
         """The picture in colour (BGR), decoded from ``jpeg`` the first time it is asked
-        for when the frame came as grey."""
+        for when the frame came as grey or undecoded."""
         if self._image is None:
             decoded = None
-            if self._gray is None and self.jpeg is not None:
-                self._image = cv2.imdecode(self.jpeg.reshape(-1), cv2.IMREAD_COLOR)
-                if self._image is None:
-                    raise ValueError(f"frame {self.index}: not a picture OpenCV can decode")
-                return self._image
             if self.jpeg is not None:
                 decoded = cv2.imdecode(self.jpeg.reshape(-1), cv2.IMREAD_COLOR)
             if decoded is None:
-                assert self._gray is not None
+                if self._gray is None:
+                    raise ValueError(f"frame {self.index}: not a picture OpenCV can decode")
                 decoded = cv2.cvtColor(self._gray, cv2.COLOR_GRAY2BGR)
             self._image = decoded
         return self._image
@@ -93,11 +89,49 @@ class Frame:
 
     @property
     def size(self) -> tuple[int, int]:
-        """Width and height in pixels."""
+        """Width and height in pixels: of an undecoded JPEG, read from its header (no
+        decoding: the recorder and the views ask it of every frame)."""
         shown = self._gray if self._gray is not None else self._image
         if shown is None:
-            shown = self.gray
+            assert self.jpeg is not None
+            size = jpeg_size(self.jpeg)
+            if size is None:
+                raise ValueError(f"frame {self.index}: not a picture OpenCV can decode")
+            return size
         return shown.shape[1], shown.shape[0]
 
     def __repr__(self) -> str:
         return f"Frame(index={self.index}, t={self.t:.3f}, size={self.size})"
+
+
+#: The JPEG markers that start a frame's header (SOF0-SOF15 but DHT, JPG and DAC), where
+#: its height and width are written.
+_SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
+
+
+def jpeg_size(jpeg: np.ndarray) -> tuple[int, int] | None:
+    """A JPEG picture's width and height from its frame header, without decoding it;
+    ``None`` when the bytes hold no such header (not a JPEG, or cut short before it).
+
+    >>> ok, data = cv2.imencode(".jpg", np.zeros((48, 64), np.uint8))
+    >>> jpeg_size(data)
+    (64, 48)
+    """
+    data = jpeg.reshape(-1).tobytes()
+    if data[:2] != b"\xff\xd8":
+        return None
+    at = 2
+    while at + 9 <= len(data):
+        if data[at] != 0xFF:
+            return None
+        marker = data[at + 1]
+        if marker == 0xFF:  # fill byte
+            at += 1
+            continue
+        length = int.from_bytes(data[at + 2 : at + 4], "big")
+        if marker in _SOF:
+            height = int.from_bytes(data[at + 5 : at + 7], "big")
+            width = int.from_bytes(data[at + 7 : at + 9], "big")
+            return (width, height) if width and height else None
+        at += 2 + length
+    return None

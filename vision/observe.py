@@ -183,7 +183,9 @@ class Observer:
         self._scaled: dict[tuple[int, int], CameraModel] = {}
         #: The last detections, their pose and sightings: what a frame whose markers
         #: stand as they were (``fresh`` false) shows again.
-        self._standing: tuple[MarkerDetections, TablePose | None, list[Sighting]] | None = None
+        self._standing: (
+            tuple[MarkerDetections, TablePose | None, list[Sighting], tuple[int, ...]] | None
+        ) = None
 
     @classmethod
     def for_setup(cls, setup: Setup) -> Observer:
@@ -201,12 +203,13 @@ class Observer:
         pose and the places are those worked out for them then, and only the tracks move
         on in time."""
         if not fresh and self._standing is not None and detections is self._standing[0]:
-            found, pose, sightings = self._standing
+            found, pose, sightings, unknown = self._standing
             if pose is None or not pose.healthy:
                 quiet = tuple(track.quiet() for track in self._tracked)
                 return Observation(frame.t, frame.index, found, pose, self._models(quiet))
             self._tracked = self.tracker.update(frame.t, sightings)
-            return Observation(frame.t, frame.index, found, pose, self._models(self._tracked))
+            models = self._models(self._tracked)
+            return Observation(frame.t, frame.index, found, pose, models, unknown_markers=unknown)
         found_ahead = detections if detections is not None else frame.detections
         camera = self._camera_for(frame.size)
         seen = sight(frame.gray, self.table, camera, detections=found_ahead)
@@ -215,13 +218,14 @@ class Observer:
             # no table this frame (a hand over the anchors), or a pose not trusted (the
             # observation carries it and its problem, for the session and the views): it
             # places nothing; the tracks as they were, no news
-            self._standing = (found, pose, [])
+            self._standing = (found, pose, [], ())
             quiet = tuple(track.quiet() for track in self._tracked)
             return Observation(frame.t, frame.index, found, pose, self._models(quiet))
         shift, message = self._bump(pose)
         located = locate(found, self.table, pose, self.roster, self.terrain)
         sightings = self._sightings(located, pose)
-        self._standing = (found, pose, sightings)
+        unknown = tuple(located.unknown_markers)
+        self._standing = (found, pose, sightings, unknown)
         self._tracked = self.tracker.update(frame.t, sightings)
         return Observation(
             frame.t,
@@ -232,7 +236,7 @@ class Observer:
             tuple(self._placed_terrain(located.terrain)),
             shift,
             message,
-            unknown_markers=tuple(located.unknown_markers),
+            unknown_markers=unknown,
         )
 
     def _camera_for(self, size: tuple[int, int]) -> CameraModel | None:

@@ -69,7 +69,7 @@ CHECK_S = 0.1
 #: More than this share of the change map changed at once: the whole picture is read.
 BUSY_SHARE = 0.5
 
-Read = Literal["none", "rest", "windows", "sweep"]
+Read = Literal["none", "rest", "windows", "sweep", "broken"]
 
 
 @dataclass(frozen=True)
@@ -77,8 +77,9 @@ class Look:
     """What one frame was read for, and the markers it stands with.
 
     ``read``: ``"sweep"`` (the whole picture searched), ``"windows"`` (``windows_px``
-    searched, each ``(x, y, width, height)`` at full resolution), ``"none"`` (decoded and
-    compared; nothing to read, or a change still moving) or ``"rest"`` (not even decoded).
+    searched, each ``(x, y, width, height)`` at full resolution), ``"none"`` (compared;
+    nothing changed), ``"rest"`` (not even decoded) or ``"broken"`` (not a picture: a
+    frame cut short, which a game skips).
     ``fresh``: whether ``detections`` differ from the last look's (a new value).
     ``changed_share``: the share of the change map that differs from the picture as last
     read (0 when not compared); ``busy``: most of the picture changed at once.
@@ -145,8 +146,8 @@ class Watcher:
             small = _shrunk(frame, self._read.shape, quiet=not self._pending)
             if small is None:  # another size of picture: a new camera, or a new mode
                 return self._sweep(frame.gray, t)
-        except ValueError:  # a picture cut short (a camera's hiccup): the markers stand
-            return Look(self._last, "none", False)
+        except ValueError:  # a picture cut short (a camera's hiccup): nothing to read
+            return Look(self._last, "broken", False)
         small = _log(small)
         self._looked_t = t
         changed = self._changed(small, self._read)

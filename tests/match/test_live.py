@@ -239,3 +239,27 @@ def test_each_loss_of_the_camera_and_each_return_is_told_once(setup, footage):
     assert kinds == ["camera_lost", "camera_back", "camera_lost", "camera_back", "camera_lost"]
     assert {LIVE, CAMERA_LOST} <= statuses
     assert game.status == "ended"
+
+
+def test_a_frame_cut_short_in_a_recorded_game_is_skipped(setup, footage, tmp_path):
+    """A camera's JPEG cut short mid-stream reaches the game undecoded: it is skipped (not
+    observed, not recorded), and the game and its record go on."""
+    import cv2
+
+    from tablesight.match.reader import Match
+    from tablesight.match.writer import MatchWriter
+
+    _, pics = footage
+    ok, jpeg = cv2.imencode(".jpg", pics["start"], [cv2.IMWRITE_JPEG_QUALITY, 90])
+    assert ok
+    packet = jpeg.reshape(-1)
+    (tmp_path / "x.png").write_bytes(b"")
+    db = tmp_path / "match.db"
+    writer = MatchWriter(db, setup)
+    game = Game(setup, FileSource(str(tmp_path)), recorder=writer, check_s=1 / 30)
+    for k in range(6):
+        cut = k in (0, 3)  # the very first frame, and one later
+        game.process(Frame(None, k / 30, k, jpeg=packet[:200] if cut else packet))
+    writer.close()
+    with Match(db) as match:
+        assert [f.index for f in match.frames()] == [1, 2, 4, 5]

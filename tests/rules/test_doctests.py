@@ -22,6 +22,7 @@ MODULES = [
     "tablesight.rules.view",
     "tablesight.calibration.printing",
     "tablesight.vision.tracking",
+    "tablesight.vision.frame",
 ]
 
 

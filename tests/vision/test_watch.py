@@ -172,3 +172,25 @@ def test_a_camera_carried_round_is_searched_whole_at_every_frame() -> None:
     still = [watcher.look(_frame(k, _picture(PLACES, seed=k, offset=120))) for k in (7, 8, 9)]
     # looked at once more (nothing changed), then it rests
     assert [look.read for look in still] == ["none", "rest", "rest"]
+
+
+def test_a_resting_frame_tells_its_size_without_being_decoded() -> None:
+    """The recorder and the views ask every frame its size; a frame the watcher rests on
+    answers from its JPEG header (as OpenCV's decode would: checked), still undecoded."""
+    frames = [_frame(k, _picture(PLACES, seed=k)) for k in range(3)]
+    watcher = Watcher(DICTIONARY, sweep_s=10.0, check_s=0.1)
+    looks = [watcher.look(f) for f in frames]
+    assert [look.read for look in looks] == ["sweep", "rest", "rest"]
+    assert frames[1].size == (1920, 1080) and not frames[1].decoded
+    decoded = cv2.imdecode(frames[1].jpeg, cv2.IMREAD_GRAYSCALE)
+    assert frames[1].size == (decoded.shape[1], decoded.shape[0])
+
+
+def test_a_picture_cut_short_is_broken_not_fatal() -> None:
+    watcher = Watcher(DICTIONARY, sweep_s=10.0, check_s=0.1)
+    first = watcher.look(_frame(0, _picture(PLACES, seed=0)))
+    cut = _jpeg(_picture(PLACES, seed=3))[:300]  # the header and a little: no picture
+    look = watcher.look(Frame(None, 0.1, 3, jpeg=cut))
+    assert look.read == "broken" and look.detections is first.detections
+    with pytest.raises(ValueError, match="frame 3: not a picture"):
+        Frame(None, 0.1, 3, jpeg=cut[:10]).size  # noqa: B018 (the property raises)
