@@ -38,6 +38,9 @@ from tablesight.vision.frame import Frame
 WORKERS = 2
 #: Frames decoded ahead of the one being processed, per worker.
 AHEAD_PER_WORKER = 2
+#: A live camera's frames handed on undecoded, kept while the referee is behind (a 4K
+#: sweep takes a frame period or more): a quarter of a second at 30 fps.
+UNDECODED_KEEP = 8
 
 #: A picture's markers found: run on the thread that decoded it.
 Detect = Callable[[np.ndarray], MarkerDetections]
@@ -296,7 +299,11 @@ class NewestDecoder:
                 self.dropped += 1
             elif failure is None and done is not None:
                 self._done[index] = done
-                while len(self._done) > self.workers:  # the referee is behind: skip one
+                # the referee is behind: skip the oldest of those waiting beyond a worker's
+                # each (a decoded picture is large and ages), or beyond UNDECODED_KEEP of a
+                # camera's JPEGs (small; the referee catches up on them after a sweep)
+                keep = self.workers if done.gray is not None else UNDECODED_KEEP
+                while len(self._done) > keep:
                     oldest = min(self._done)
                     del self._done[oldest]
                     self._order.remove(oldest)
