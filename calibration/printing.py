@@ -356,6 +356,33 @@ def largest_marker_mm(base: Base, dictionary: str = "4x4_50") -> float:
     return math.floor(2 * half * cells / (cells + 2) * 10 + 1e-9) / 10
 
 
+def misfits(
+    entries: Sequence[tuple[str, Base, float]], dictionary: str = "4x4_50"
+) -> tuple[list[int], str]:
+    """Which of ``(name, base, marker size_mm)`` have a marker that with its one-cell quiet
+    zone does not fit its base, centred: their indices, and one sentence naming every one
+    with the largest marker its base takes (empty when all fit).
+
+    >>> misfits([("a", Base.round(32), 24), ("b", Base.round(32), 16), ("c", Base.round(25), 20)])
+    ([0, 2], 'markers that with their quiet zone do not fit their bases: a 24 mm on a 32 mm \
+round base (at most 16.9 mm), c 20 mm on a 25 mm round base (at most 13.2 mm)')
+    """
+    cells = _dictionary(dictionary).markerSize + 2
+    bad = [
+        k
+        for k, (_, base, size) in enumerate(entries)
+        if not _on_base(base, (0.0, 0.0), size / 2 + size / cells)
+    ]
+    said = [
+        f"{entries[k][0]} {entries[k][2]:g} mm on a {_base_text(entries[k][1])} "
+        f"(at most {largest_marker_mm(entries[k][1], dictionary):g} mm)"
+        for k in bad
+    ]
+    one = "a marker that with its quiet zone does not fit its base"
+    many = "markers that with their quiet zone do not fit their bases"
+    return bad, (f"{one if len(bad) == 1 else many}: " + ", ".join(said)) if bad else ""
+
+
 def _base_text(base: Base) -> str:
     if base.shape == "round":
         return f"{base.length_mm:g} mm round base"
@@ -412,22 +439,13 @@ def _check_entry(index: int, e: SheetEntry, count: int, dictionary: str) -> floa
     return size
 
 
-def _tile(pdf: FPDF, index: int, e: SheetEntry, size: float, cells: int, dictionary: str) -> _Tile:
-    """The entry's cut guide and label around its marker; SheetEntryError if the marker and
-    its one-cell quiet zone do not fit its base."""
+def _tile(pdf: FPDF, e: SheetEntry, size: float, cells: int) -> _Tile:
+    """The entry's cut guide and label around its marker (which fits its base)."""
     cell = size / cells
     half = size / 2 + cell
     cut = e.base
     forward, left = e.offset_mm
     centre = (left, forward)  # the base's centre from the marker's, on the page
-    if cut is not None and not _on_base(cut, (0.0, 0.0), half):
-        raise SheetEntryError(
-            index,
-            "size_mm",
-            f"{e.name}: a {size:g} mm {dictionary} marker with its {cell:.3g} mm quiet zone "
-            f"does not fit its {_base_text(cut)}, which takes a marker of at most "
-            f"{largest_marker_mm(cut, dictionary):g} mm",
-        )
     if cut is None or not _on_base(cut, centre, half):
         cut, centre = None, (0.0, 0.0)
         r = half + QUIET_EXTRA_MM + CUT_LINE_MM / 2
@@ -530,16 +548,21 @@ def roster_sheet(
     pdf = _new_pdf(paper)
     width, height = PAPER_MM[paper]
     avail_w, avail_h = width - 2 * MARGIN_MM, height - 2 * MARGIN_MM - FOOTER_MM
+    sizes = [_check_entry(i, e, count, dictionary) for i, e in enumerate(entry_list)]
+    on_bases = [(k, (e.name, b, sizes[k])) for k, e in enumerate(entry_list) if (b := e.base)]
+    bad, said = misfits([entry for _, entry in on_bases], dictionary)
+    if bad:  # every one named at once, not the first alone
+        raise SheetEntryError(on_bases[bad[0]][0], "size_mm", said)
     first: dict[int, int] = {}
     tiles: list[_Tile] = []
     for i, e in enumerate(entry_list):
-        size = _check_entry(i, e, count, dictionary)
+        size = sizes[i]
         if int(e.marker) in first:
             raise SheetEntryError(
                 i, "marker", f"marker {e.marker} is printed twice (also entries[{first[e.marker]}])"
             )
         first[int(e.marker)] = i
-        t = _tile(pdf, i, e, size, cells, dictionary)
+        t = _tile(pdf, e, size, cells)
         if t.width > avail_w + 1e-9 or t.height > avail_h + 1e-9:
             raise SheetEntryError(
                 i,

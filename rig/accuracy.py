@@ -97,8 +97,10 @@ def marked_model(
     rng: random.Random,
     side: str,
     dictionary: int,
+    base_mm: float = 32.0,
 ) -> tuple[RosterModel, PlacedMarker]:
-    """A 32 mm model whose base centre is at ``(x, y)``, and its marker as placed: every
+    """A model on a ``base_mm`` round base whose centre is at ``(x, y)``, and its marker as
+    placed: every
     fourth (by ``i``) on a 1 in flying stand, else on the base top (4 mm); every other
     off-centre by up to 8 mm; any heading."""
     height = 25.4 if i % 4 == 3 else 4.0
@@ -111,7 +113,7 @@ def marked_model(
     entry = RosterModel(
         id=f"m{marker}",
         side=side,
-        base=RoundBase(shape="round", diameter_mm=32),
+        base=RoundBase(shape="round", diameter_mm=base_mm),
         movement=6,
         marker=marker,
         marker_size_mm=size_mm,

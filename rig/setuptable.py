@@ -14,13 +14,15 @@ TABLE_IN = (44.0, 30.0)
 ANCHORS = [(0, 1.5, 1.5, 0.0), (1, 42.4, 1.6, 90.0), (2, 42.5, 28.5, 0.0), (3, 1.7, 28.3, 3.0)]
 #: The table's corners (in, on the table's plane), in the order the page asks for them.
 CORNERS_IN = np.array([[0.0, 0.0, 0.0], [44.0, 0.0, 0.0], [44.0, 30.0, 0.0], [0.0, 30.0, 0.0]])
-#: A Goliath on a 32 mm base, marker 10.
+#: A Goliath on a 32 mm base, marker 10 of 16 mm (with its white border, at most 16.9 mm
+#: fits the base).
 MODEL = {
     "id": "krotos",
     "side": "goliath",
     "base": {"shape": "round", "diameter_mm": 32},
     "movement": 4,
     "marker": 10,
+    "marker_size_mm": 16,
 }
 #: A 4 x 1 in wall, marker 40.
 WALL = {"id": "wall", "marker": 40, "polygon": [[-2, -0.5], [2, -0.5], [2, 0.5], [-2, 0.5]]}

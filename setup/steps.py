@@ -48,12 +48,13 @@ from tablesight.calibration.camera import (
     ViewCheck,
 )
 from tablesight.calibration.dictionaries import DictionaryError, check_marker, dictionary_id
+from tablesight.calibration.printing import misfits
 from tablesight.calibration.roster import RosterModel, TerrainPiece
 from tablesight.calibration.setup import Setup
 from tablesight.calibration.table import MM_PER_IN, Anchor, TableKeys, TableSpec
 from tablesight.rules.errors import InputError, from_validation
 from tablesight.rules.ruleset import Ruleset, load_ruleset, load_ruleset_file
-from tablesight.rules.scenario import GridIn
+from tablesight.rules.scenario import GridIn, base_of
 from tablesight.rules.values import MAX_TABLE_IN, cut
 from tablesight.vision.aruco import MarkerDetections
 from tablesight.vision.observe import PoseHealth
@@ -745,7 +746,9 @@ def assign(
 
     Refused, naming the field (``models[3].marker``): an unknown game, a value of the
     wrong kind, a marker that is no marker of the table's dictionary, an anchor's marker,
-    one marker on two models or pieces, a model or piece id used twice.
+    one marker on two models or pieces, a model or piece id used twice, and every model
+    whose marker with its quiet zone does not fit its base (all named at once, with the
+    largest each base takes).
     """
     _ruleset(game)
     dictionary = table.table.dictionary
@@ -779,6 +782,9 @@ def assign(
                 where, f"marker {marker} is also {carried[marker]}: one marker, one model or piece"
             )
         carried[marker] = where
+    bad, said = misfits([(m.id, base_of(m.base), m.marker_size_mm) for m in roster], dictionary)
+    if bad:  # all of them in one answer
+        raise SetupError(f"models[{bad[0]}].marker_size_mm", said)
     return Assignment(roster, pieces)
 
 

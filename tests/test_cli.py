@@ -180,11 +180,13 @@ def test_markers_prints_a_roster_sheet(tablesight, tmp_path) -> None:
     ("roster", "extra", "message"),
     [
         (
-            ROSTER_TOML.replace("marker_size_mm = 16", "marker_size_mm = 24"),
+            ROSTER_TOML.replace("marker_size_mm = 16", "marker_size_mm = 24").replace(
+                "marker_size_mm = 22", "marker_size_mm = 23"
+            ),
             ["--table", "table.toml"],
-            "roster.toml: models[0].marker_size_mm: krotos: a 24 mm 4x4_50 marker with its 4 mm "
-            "quiet zone does not fit its 32 mm round base, which takes a marker of at most "
-            "16.9 mm",
+            "roster.toml: models[0].marker_size_mm: markers that with their quiet zone do not "
+            "fit their bases: krotos 24 mm on a 32 mm round base (at most 16.9 mm), outrider "
+            "23 mm on a 60 x 35 mm oval base (at most 22.6 mm)",
         ),
         (
             ROSTER_TOML.replace("marker = 11", "marker = 60"),

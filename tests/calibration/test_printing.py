@@ -369,20 +369,23 @@ def test_roster_sheet_errors(tmp_path: Path) -> None:
     pdf = tmp_path / "bad.pdf"
     ok = SheetEntry(1, 16, "krotos", "goliath", Base.round(32))
     cases = [
-        (
-            [ok, SheetEntry(2, 24, "brakk", "goliath", Base.round(32))],
-            "entries[1].size_mm: brakk: a 24 mm 4x4_50 marker with its 4 mm quiet zone does not "
-            "fit its 32 mm round base, which takes a marker of at most 16.9 mm",
+        (  # every marker too big named at once, the first one's entry in front
+            [
+                ok,
+                SheetEntry(2, 24, "brakk", "goliath", Base.round(32)),
+                SheetEntry(3, 23, "outrider", "goliath", Base("oval", 60, 35)),
+                SheetEntry(4, 30, "bulkhead", "terrain"),  # no base: any size
+                SheetEntry(5, 40, "dominion", "navy", Base("rect", 80, 50)),
+            ],
+            "entries[1].size_mm: markers that with their quiet zone do not fit their bases: "
+            "brakk 24 mm on a 32 mm round base (at most 16.9 mm), outrider 23 mm on a 60 x 35 "
+            "mm oval base (at most 22.6 mm), dominion 40 mm on a 80 x 50 mm rect base (at most "
+            "37.5 mm)",
         ),
         (
             [SheetEntry(2, 24, "outrider", "goliath", Base("oval", 60, 35))],
-            "entries[0].size_mm: outrider: a 24 mm 4x4_50 marker with its 4 mm quiet zone does "
-            "not fit its 60 x 35 mm oval base, which takes a marker of at most 22.6 mm",
-        ),
-        (
-            [SheetEntry(2, 40, "dominion", "navy", Base("rect", 80, 50))],
-            "entries[0].size_mm: dominion: a 40 mm 4x4_50 marker with its 6.67 mm quiet zone "
-            "does not fit its 80 x 50 mm rect base, which takes a marker of at most 37.5 mm",
+            "entries[0].size_mm: a marker that with its quiet zone does not fit its base: "
+            "outrider 24 mm on a 60 x 35 mm oval base (at most 22.6 mm)",
         ),
         (
             [ok, SheetEntry(50, 16, "varg", "goliath", Base.round(32))],
@@ -405,7 +408,7 @@ def test_roster_sheet_errors(tmp_path: Path) -> None:
     with pytest.raises(SheetEntryError) as err:
         roster_sheet(pdf, [ok, SheetEntry(2, 24, "brakk", "goliath", Base.round(32))])
     assert (err.value.index, err.value.field) == (1, "size_mm")
-    assert err.value.reason.startswith("brakk: a 24 mm 4x4_50 marker")
+    assert err.value.reason.endswith(": brakk 24 mm on a 32 mm round base (at most 16.9 mm)")
     with pytest.raises(ValueError, match=r"^unknown ArUco dictionary '4x4_49'; valid names: "):
         roster_sheet(pdf, [ok], "4x4_49")
 

@@ -316,7 +316,7 @@ def test_the_files_written_load(clip, fresh, tmp_path: Path) -> None:
     assert fresh.set_game("necromunda").movement_unit == "in"
     second = {**MODEL, "id": "gorth", "marker": 11, "side": "escher"}
     done = fresh.set_models([MODEL, second], [WALL])
-    assert [m.marker_size_mm for m in done.roster] == [20.0, 20.0]
+    assert [m.marker_size_mm for m in done.roster] == [16.0, 16.0]
     state = fresh.state()
     assigned = {m["id"]: (m["assigned"], m["kind"]) for m in state["markers"]}
     assert assigned == {10: ("krotos", "model"), 11: ("gorth", "model"), 40: ("wall", "terrain")}
@@ -343,12 +343,27 @@ def test_the_markers_to_print(clip, fresh) -> None:
     assert err.value.field == "models"
     fresh.set_table(44, 30, "4x4_50", clip.corners_px)
     fresh.set_game("necromunda")
-    fresh.set_models([MODEL])  # the sheet's 20 mm with its quiet zone: over a 32 mm base
+    # the sheet's 20 mm with its quiet zone (20 + 2 x 20 / 6 = 26.7 mm square, 37.7 mm
+    # across) is over a 32 mm base; refused with every such model at once, with the
+    # largest each base takes, before anything is printed
+    big = {k: v for k, v in MODEL.items() if k != "marker_size_mm"}
+    oval = {
+        **big,
+        "id": "bike",
+        "marker": 11,
+        "base": {"shape": "oval", "length_mm": 60, "width_mm": 35},
+        "marker_size_mm": 23,
+    }
+    fits = {**MODEL, "id": "gorth", "marker": 12}
     with pytest.raises(SetupError) as err:
-        fresh.markers_pdf()
-    assert err.value.field == "models[0].marker_size_mm"
-    assert err.value.message.endswith("which takes a marker of at most 16.9 mm")
-    fresh.set_models([{**MODEL, "marker_size_mm": 16}], [WALL])
+        fresh.set_models([fits, big, oval])
+    assert err.value.field == "models[1].marker_size_mm"
+    assert err.value.message == (
+        "markers that with their quiet zone do not fit their bases: krotos 20 mm on a 32 mm "
+        "round base (at most 16.9 mm), bike 23 mm on a 60 x 35 mm oval base (at most 22.6 mm)"
+    )
+    assert fresh.state()["models"] == []
+    fresh.set_models([MODEL], [WALL])
     assert fresh.markers_pdf().startswith(b"%PDF")
     assert fresh.board_pdf().startswith(b"%PDF")
 

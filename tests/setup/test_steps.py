@@ -65,15 +65,16 @@ def angle_off(a: float, b: float) -> float:
 @pytest.fixture(scope="module")
 def scene() -> SimpleNamespace:
     """A 44 x 30 in table at 1920 x 1080 from the accuracy rig's camera: the four anchors
-    and 12 models on 32 mm bases with 20 mm markers (the printed sheet's default), every
-    fourth on a 1 in flying stand, every other off-centre."""
+    and 12 models on 40 mm bases with 20 mm markers (the printed sheet's default, which
+    fits a 40 mm base), every fourth on a 1 in flying stand, every other off-centre."""
     camera = scene_camera()
     rng = random.Random(11)
     models = []
     for i in range(12):
         x, y = 8.0 + 9.0 * (i % 4), 7.0 + 8.0 * (i // 4)
         side = "red" if i % 2 else "blue"
-        models.append(marked_model(10 + i, x, y, MARKER_MM, i, rng, side, cv2.aruco.DICT_4X4_50))
+        entry = marked_model(10 + i, x, y, MARKER_MM, i, rng, side, cv2.aruco.DICT_4X4_50, 40.0)
+        models.append(entry)
     frame = render_table(camera, TABLE_IN, placed_anchors() + [m for _, m in models])
     found = MarkerDetector("4x4_50", camera.size).detect(frame)
     return SimpleNamespace(
@@ -421,6 +422,7 @@ MODEL = {
     "base": {"shape": "round", "diameter_mm": 32},
     "movement": 4,
     "marker": 10,
+    "marker_size_mm": 16,
 }
 
 
@@ -544,7 +546,7 @@ def test_the_files_load_as_written(scene, tmp_path: Path) -> None:
     )
     assert '\n[table]\nwidth_in = 44\ndepth_in = 30\ndictionary = "4x4_50"\n' in table_text
     roster_text = files.roster.read_text()
-    assert 'base = { shape = "round", diameter_mm = 32 }' in roster_text
+    assert 'base = { shape = "round", diameter_mm = 40 }' in roster_text
     assert tomllib.loads(roster_text)["models"][0]["movement"] == 6
 
 
