@@ -7,6 +7,7 @@ the command so that ``tablesight --help`` stays instant.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -93,14 +94,42 @@ def check(scenario: Path, ruleset_path: Path | None, as_json: bool) -> None:
 
     try:
         ruleset = load_ruleset_file(ruleset_path) if ruleset_path else None
-        loaded = Scenario.from_file(scenario, ruleset)
     except InputError as exc:
         fail(str(exc))
+    try:
+        loaded = Scenario.from_file(scenario, ruleset)
+    except InputError as exc:
+        fail(_json_comment(scenario) or str(exc))
     verdict = referee_for(loaded.scene, loaded.ruleset).judge()
     if as_json:
         click.echo(json.dumps(verdict.to_dict(), indent=2))
     else:
         click.echo(verdict.to_text(loaded.ruleset.title))
+
+
+#: What starts a comment in the JSON-with-comments people write (JSON itself has none).
+COMMENT_STARTS = ("//", "/*", "#")
+
+
+def _json_comment(path: Path) -> str | None:
+    """The line refusing ``path`` when what stops its JSON is a comment (``// ...``), else
+    ``None`` (the file's own error says what is wrong)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        json.loads(text)
+    except (OSError, UnicodeDecodeError, RecursionError):
+        return None
+    except json.JSONDecodeError as exc:
+        line = text.splitlines()[exc.lineno - 1] if exc.lineno <= len(text.splitlines()) else ""
+        start = line[exc.colno - 1 :].lstrip()
+        mark = next((m for m in COMMENT_STARTS if start.startswith(m)), None)
+        if mark is None:
+            return None
+        return (
+            f"{path}: line {exc.lineno}: a comment ({mark} ...): JSON has no comments; "
+            "take them all out (samples/scenarios/ has files that load as they are)"
+        )
+    return None
 
 
 @main.command()
@@ -499,7 +528,9 @@ def _publisher(
     from tablesight.tournament.publisher import TablePublisher
 
     link, name = target
-    publisher = TablePublisher(referee, link, name, server.host, server.port).start()
+    publisher = TablePublisher(
+        referee, link, name, server.host, server.port, say=click.echo
+    ).start()
     click.echo(f"publishing as table {name!r} to {link.url}", err=True)
     return publisher
 
@@ -552,27 +583,88 @@ def run(
     try:
         setup = _setup(game, ruleset_path, table_path, roster_path, terrain_path, camera_path)
         opened = open_source(source)
-        if isinstance(opened, LiveSource):
-            opened.wait_opened()
-        recorder = _recorder(record_path, setup, source, video=True)
     except (InputError, SourceError) as exc:
         fail(str(exc))
-    referee = Game(setup, opened, paced=True, recorder=recorder)
-    referee.listen(lambda e: click.echo(_event_line(e)))
-    granted = getattr(opened, "granted", None)
-    click.echo(
-        f"refereeing {setup.ruleset.title} from {source}" + (f" ({granted})" if granted else "")
-    )
-    server = _serve(referee, host, port, setup_url)
-    publisher = _publisher(referee, server, target)
-    if sys.stdin.isatty():
-        from tablesight.webui.keys import keys_help, terminal_keys
-
-        click.echo(keys_help())
-        threading.Thread(target=terminal_keys, args=(referee, click.echo), daemon=True).start()
+    # A camera's thread is stopped before the program leaves however it leaves while
+    # starting (bad input, the port taken, Ctrl-C): one still reading aborts the exit.
+    try:
+        try:
+            if isinstance(opened, LiveSource):
+                opened.wait_opened()
+            recorder = _recorder(record_path, setup, source, video=True)
+        except (InputError, SourceError) as exc:
+            fail(str(exc))
+        referee = Game(setup, opened, paced=True, recorder=recorder)
+        referee.listen(lambda e: click.echo(_event_line(e)))
+        click.echo(_source_line(setup.ruleset.title, source, getattr(opened, "granted", None)))
+        server = _serve(referee, host, port, setup_url)
+        publisher = _publisher(referee, server, target)
+        _key_controls(referee)
+    except (KeyboardInterrupt, SystemExit) as exc:
+        if isinstance(opened, LiveSource):
+            opened.close()
+        if isinstance(exc, SystemExit):
+            raise
+        click.echo("stopped", err=True)
+        return
     referee_until_stopped(referee, server, publisher)
     if record_path is not None and referee.record_failure is None:
         click.echo(f"recorded {record_path}", err=True)
+
+
+#: A camera's codec (its FOURCC, as OpenCV says it) in words.
+CODECS = {
+    "MJPG": "Motion JPEG",
+    "JPEG": "Motion JPEG",
+    "H264": "H.264",
+    "AVC1": "H.264",
+    "X264": "H.264",
+    "HEVC": "H.265",
+    "H265": "H.265",
+    "HEV1": "H.265",
+    "YUYV": "uncompressed (YUYV)",
+    "YUY2": "uncompressed (YUYV)",
+}
+
+
+def _source_line(title: str, source: str, granted: tuple[int, int, str] | None) -> str:
+    """What ``run`` says it referees: the game, the source, and what a camera or stream
+    gives (its picture size and codec), as far as it tells."""
+    line = f"refereeing {title} from {source}"
+    if granted is None:
+        return line
+    width, height, fourcc = granted
+    said = [f"{width}x{height} pictures"] if width > 0 and height > 0 else []
+    if fourcc:
+        said.append(CODECS.get(fourcc.upper(), fourcc))
+    return line + (f": {', '.join(said)}" if said else "")
+
+
+#: Said instead of the keys where the terminal cannot be read key by key.
+NO_KEYS = (
+    "keys: none in this terminal (this Python has no termios, as on Windows); "
+    "the table view's buttons and keys control the game, Ctrl-C stops"
+)
+
+
+def _key_controls(referee: Game) -> None:
+    """In a terminal, single key presses control the game (``?`` lists them), on a thread
+    of their own; where Python cannot read keys one by one (no ``termios``: Windows), one
+    line says so and the game goes on without them."""
+    if not sys.stdin.isatty():
+        return
+    import importlib
+
+    try:
+        for name in ("termios", "tty"):  # what the keys are read with
+            importlib.import_module(name)
+    except ImportError:
+        click.echo(NO_KEYS)
+        return
+    from tablesight.webui.keys import keys_help, terminal_keys
+
+    click.echo(keys_help())
+    threading.Thread(target=terminal_keys, args=(referee, click.echo), daemon=True).start()
 
 
 @main.command()
@@ -611,7 +703,7 @@ def setup(source: str | None, folder: str, host: str, port: int, ruleset_path: P
         fail(f"--source: {exc.message}")
     except OSError as exc:
         table.close()
-        fail(f"--port: cannot listen on {host}:{port}: {exc.strerror}")
+        _cannot_listen(host, port, exc)
     head, _, query = server.url.partition("?")
     table.page_url = head + "setup" + (f"?{query}" if query else "")
     click.echo(f"set-up page: {server.url}", err=True)
@@ -650,7 +742,7 @@ def hub(broker: str | None, host: str, port: int, name: str, **options: Any) -> 
         server = hub_server(tables, host, port).start()
     except OSError as exc:
         tables.close()
-        fail(f"--port: cannot listen on {host}:{port}: {exc.strerror}")
+        _cannot_listen(host, port, exc)
     click.echo(f"hub: reading tables from {link.url}; the page: {server.url}", err=True)
     lan = link.local_address() if host in ("0.0.0.0", "::") else None
     if lan is not None:
@@ -742,7 +834,7 @@ def demo(
         fail(str(exc))
     referee = Game(setup, source, paced=True, loop=not once, speed=speed, script=script)
     referee.listen(lambda e: click.echo(_event_line(e)))
-    server = _serve(referee, "127.0.0.1", port)
+    server = _serve(referee, "127.0.0.1", port, make_target="demo")
     click.echo(
         f"TableSight demo: {setup.ruleset.title}, the sample match in {folder} played as a "
         "live camera would be.\n"
@@ -768,14 +860,57 @@ def _recorder(path: Path | None, setup: Setup, source: str, video: bool) -> Matc
     return MatchWriter(path, setup, video=video, source=source, app_version=__version__)
 
 
-def _serve(referee: Game, host: str, port: int, setup_url: str | None = None) -> Server:
+#: ``OSError.errno`` of an address in use: POSIX's, and Windows' (WSAEADDRINUSE).
+ADDRESS_IN_USE = {errno.EADDRINUSE, 10048}
+#: How many ports after a taken one are tried for one to suggest.
+PORTS_TRIED = 100
+
+
+def _free_port_after(host: str, port: int) -> int | None:
+    """The first port after ``port`` that ``host`` can listen on now, or ``None``."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    for candidate in range(port + 1, min(port + 1 + PORTS_TRIED, 65536)):
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            if os.name != "nt":  # as the server binds (a port in TIME_WAIT is free)
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((host, candidate))
+            except OSError:
+                continue
+            return candidate
+    return None
+
+
+def _cannot_listen(host: str, port: int, exc: OSError, make_target: str | None = None) -> NoReturn:
+    """``--port`` refused in one line: a port taken says so and names a free one to give
+    instead (and how to give it to ``make_target``, the Makefile's command running this)."""
+    if exc.errno not in ADDRESS_IN_USE:
+        fail(f"--port: cannot listen on {host}:{port}: {exc.strerror}")
+    line = f"--port: {host}:{port} is taken (another program, or another TableSight, listens there)"
+    free = _free_port_after(host, port)
+    if free is not None:
+        line += f"; give another, e.g. --port {free}"
+        if make_target is not None:
+            line += f' (make {make_target} ARGS="--port {free}")'
+    fail(line)
+
+
+def _serve(
+    referee: Game,
+    host: str,
+    port: int,
+    setup_url: str | None = None,
+    make_target: str | None = None,
+) -> Server:
     """The web UI on a thread of its own; prints where to open it."""
     from tablesight.webui.serve import Server
 
     try:
         server = Server(referee, host, port, setup_url=setup_url).start()
     except OSError as exc:
-        fail(f"--port: cannot listen on {host}:{port}: {exc.strerror}")
+        _cannot_listen(host, port, exc, make_target)
     click.echo(f"table view: {server.url}", err=True)
     if server.token:
         click.echo(
@@ -926,7 +1061,7 @@ def replay(match: Path, port: int, no_browser: bool) -> None:
         server = Server(opened, "127.0.0.1", port, replay=True)
     except OSError as exc:
         opened.close()
-        fail(f"--port: cannot listen on 127.0.0.1:{port}: {exc.strerror}")
+        _cannot_listen("127.0.0.1", port, exc)
     url = server.url + "replay"
     click.echo(f"replay: {url}", err=True)
     if not no_browser:

@@ -48,6 +48,7 @@ import socket
 import threading
 import time
 from collections import OrderedDict, deque
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import paho.mqtt.client as mqtt
@@ -76,6 +77,10 @@ CLOSE_WAIT_S = 3.0
 #: The commands whose answers are remembered (a command delivered twice is answered twice
 #: the same way, applied once).
 REMEMBERED_COMMANDS = 256
+#: What the broker says to a login it refuses (MQTT 3.1.1's codes 4 and 5, as paho names
+#: them), and what to check then.
+LOGIN_REFUSALS = ("Not authorized", "Bad user name or password")
+LOGIN_HINT = " (check --broker-user and the password, TABLESIGHT_BROKER_PASSWORD)"
 #: The longest command id quoted back in an answer.
 COMMAND_ID_CHARS = 200
 #: A command longer than this (bytes) is refused unread.
@@ -106,8 +111,18 @@ class TablePublisher:
     whose page is served on ``host:port``. :meth:`start` it once; :meth:`close` says
     goodbye. Neither raises nor hangs when the broker is away."""
 
-    def __init__(self, game: Game, link: BrokerLink, name: str, host: str, port: int) -> None:
+    def __init__(
+        self,
+        game: Game,
+        link: BrokerLink,
+        name: str,
+        host: str,
+        port: int,
+        say: Callable[[str], object] | None = None,
+    ) -> None:
         self.game = game
+        #: Where a judge's ruling applied here is told (``run``'s terminal), one line each.
+        self.say = say
         self.link = link
         self.name = check_name(name)
         self.host = host
@@ -142,6 +157,9 @@ class TablePublisher:
         self._closed = False
         #: The broker was lost and is not back yet (said when it is).
         self._lost = False
+        #: Why the broker refused this table at its last try (said once, not at every
+        #: try), until it takes it.
+        self.refusal: str | None = None
         self.client = link.client(self.client_id, clean_session=True)
         will = {
             "table": name,
@@ -380,6 +398,7 @@ class TablePublisher:
             return
         game = self.game
         error: str | None = None
+        flagged: Event | None = None
         with game.lock:
             current = self.game_id(game.generation)
             if message.game_id != current:
@@ -389,6 +408,7 @@ class TablePublisher:
                     game.decide(
                         message.flag, message.decision, by=f"hub:{message.by}", note=message.note
                     )
+                    flagged = game.session.events[message.flag]
                 except InputError as exc:
                     error = str(exc).splitlines()[0]
         self._answers[message.id] = (error is None, error)
@@ -399,6 +419,8 @@ class TablePublisher:
             log.info(
                 "table %s: flag %d %s by %s", self.name, message.flag, message.decision, message.by
             )
+            if self.say is not None:
+                self.say(ruling_line(flagged, message))
         self._answer(message.id, error is None, error)
 
     def _answer(self, command: str, ok: bool, error: str | None) -> None:
@@ -416,8 +438,20 @@ class TablePublisher:
         self, client: mqtt.Client, _data: Any, _flags: Any, reason: Any, _props: Any
     ) -> None:
         if reason.is_failure:
-            log.warning("table %s: the broker %s refused it: %s", self.name, self.link.url, reason)
+            told, self.refusal = self.refusal, str(reason)
+            if told != self.refusal:  # said once, not at every try
+                log.warning(
+                    "table %s: the broker %s refused it: %s%s; refereeing goes on, and the "
+                    "table tries again quietly",
+                    self.name,
+                    self.link.url,
+                    reason,
+                    LOGIN_HINT if str(reason) in LOGIN_REFUSALS else "",
+                )
             return
+        if self.refusal is not None:
+            self.refusal = None
+            log.warning("table %s: the broker %s accepted it now", self.name, self.link.url)
         if self.since is None:
             self.since = time.time()
         try:
@@ -483,6 +517,18 @@ class TablePublisher:
 
     def _on_message(self, _client: mqtt.Client, _data: Any, message: mqtt.MQTTMessage) -> None:
         self._queue.put(("command", message.topic, bytes(message.payload)))
+
+
+def ruling_line(flag: Event | None, command: messages.Command) -> str:
+    """A judge's ruling applied at the table, in one line for its terminal: who, what, on
+    which flag (its time, kind and message), and the judge's note."""
+    decided = {"accept": "accepted", "dismiss": "dismissed"}[command.decision]
+    line = f"ruling: judge {command.by} {decided} flag {command.flag}"
+    if flag is not None:
+        line += f" ({flag.t:.2f}s {flag.kind}: {flag.message})"
+    if command.note:
+        line += f"; note: {' '.join(command.note.split())}"
+    return line
 
 
 def _plain(flag: dict[str, Any]) -> dict[str, Any]:

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import cv2
@@ -553,3 +556,151 @@ def test_a_table_name_that_is_no_topic_level_is_refused(make_game, mosquitto):
 
     with pytest.raises(InputError, match="--table-name"):
         TablePublisher(make_game(), BrokerLink.parse(mosquitto.url), "a/b", "127.0.0.1", 1)
+
+
+# -- what the table's terminal says ------------------------------------------------------
+
+
+def test_a_judges_ruling_is_said_on_the_tables_terminal(make_game, footage, mosquitto, watchers):
+    watcher = watchers()
+    game = make_game()
+    said: list[str] = []
+    publisher = TablePublisher(
+        game, BrokerLink.parse(mosquitto.url), "t1", "127.0.0.1", 5000, say=said.append
+    ).start()
+    try:
+        watcher.wait(lambda w: publisher.connected)
+        play(game, footage, 2 * HOLD)
+        flag = watcher.wait(
+            lambda w: next((m["event"] for m in w.of("events") if m["event"]["id"] == 2), None)
+        )
+        assert flag["kind"] == "violation" and flag["model"] == "ganger"
+        command = {
+            "v": 1,
+            "table": "t1",
+            "id": "c-1",
+            "game_id": publisher.game_id(),
+            "flag": 2,
+            "decision": "dismiss",
+            "by": "Ann",
+            "note": "measured again:\n5.9",
+        }
+        for body in (command, {**command, "id": "c-2", "flag": 99}, command):
+            watcher.client.publish("tablesight/t1/commands", json.dumps(body).encode(), qos=1)
+        watcher.wait(lambda w: len(w.of("answers")) == 3)
+    finally:
+        publisher.close()
+    # once, for the command applied (not for the one refused, nor the same one again)
+    assert said == [
+        f"ruling: judge Ann dismissed flag 2 ({flag['t']:.2f}s violation: {flag['message']}); "
+        "note: measured again: 5.9"
+    ]
+    # the ganger went 7 in, from (10, 10) to (17, 10), over its Movement of 6
+    assert '7.00"' in said[0] and '6.00"' in said[0]
+
+
+def _refusals(broker: Any) -> int:
+    """How many logins the broker has refused (its log says each)."""
+    return broker.log().count("not authorised")
+
+
+@pytest.mark.slow
+def test_a_wrong_password_is_said_once_and_tried_again_quietly(make_game, tmp_path, caplog) -> None:
+    import shutil
+
+    from tablesight.rig.mosquitto import EXECUTABLE, Mosquitto
+
+    if not Path(EXECUTABLE).exists():
+        pytest.fail(f"{EXECUTABLE} is missing: .ci/run installs Debian's mosquitto")
+    passwd = shutil.which("mosquitto_passwd")
+    if passwd is None:
+        pytest.skip("mosquitto_passwd is not installed (Debian's mosquitto package has it)")
+    passwords = tmp_path / "passwords"
+    subprocess.run([passwd, "-c", "-b", str(passwords), "t1", "right"], check=True)
+    caplog.set_level(logging.WARNING, logger="tablesight.broker")
+    with Mosquitto(tmp_path / "broker", passwords=passwords) as broker:
+        link = BrokerLink.parse(broker.url, "t1", "wrong")
+        publisher = TablePublisher(make_game(), link, "t1", "127.0.0.1", 5000).start()
+        try:
+            end = time.monotonic() + 30
+            while _refusals(broker) < 3 and time.monotonic() < end:
+                time.sleep(0.1)
+            assert _refusals(broker) >= 3, broker.log()
+            said = [r.getMessage() for r in caplog.records]
+            assert said == [
+                f"table t1: the broker {broker.url} refused it: Not authorized (check "
+                "--broker-user and the password, TABLESIGHT_BROKER_PASSWORD); refereeing goes "
+                "on, and the table tries again quietly"
+            ]
+            assert publisher.refusal == "Not authorized" and not publisher.connected
+
+            # the venue sets the password the table has: the broker reads its file again
+            subprocess.run([passwd, "-b", str(passwords), "t1", "wrong"], check=True)
+            assert broker.process is not None
+            broker.process.send_signal(signal.SIGHUP)
+            end = time.monotonic() + 30
+            while not publisher.connected and time.monotonic() < end:
+                time.sleep(0.05)
+            assert publisher.connected
+        finally:
+            publisher.close()
+    said = [r.getMessage() for r in caplog.records]
+    assert said[1:] == [f"table t1: the broker {broker.url} accepted it now"]
+    assert publisher.refusal is None
+
+
+@pytest.mark.slow
+def test_a_ruling_from_the_hub_is_printed_where_the_demo_prints_its_events(
+    tablesight_command, mosquitto, watchers
+):
+    watcher = watchers()
+    options = ("--speed", "4", "--broker", mosquitto.url, "--table-name", "t1")
+    process = subprocess.Popen(
+        [*tablesight_command, "demo", "--no-browser", "--port", "0", *options],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(process.stdout or ()), daemon=True)
+    reader.start()
+    try:
+        sent = watcher.wait(
+            lambda w: next((m for m in w.of("events") if m["event"]["kind"] == "violation"), None),
+            timeout=60,
+        )
+        flag = sent["event"]
+        command = {
+            "v": 1,
+            "table": "t1",
+            "id": "c-1",
+            "game_id": sent["game_id"],
+            "flag": flag["id"],
+            "decision": "accept",
+            "by": "Ann",
+            "note": "fair",
+        }
+        watcher.client.publish("tablesight/t1/commands", json.dumps(command).encode(), qos=1)
+        answer = watcher.wait(lambda w: next(iter(w.of("answers")), None))
+        assert answer["ok"] is True, answer
+        ruling = (
+            f"ruling: judge Ann accepted flag {flag['id']} ({flag['t']:.2f}s violation: "
+            f"{flag['message']}); note: fair\n"
+        )
+        end = time.monotonic() + 15
+        while ruling not in lines and time.monotonic() < end:
+            time.sleep(0.05)
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        reader.join(timeout=5)
+        if process.stdout is not None:
+            process.stdout.close()
+    assert ruling in lines, lines
+    # among the events, after the violation it rules on
+    assert any(line.split()[2:3] == ["violation"] for line in lines[: lines.index(ruling)])
