@@ -2,17 +2,39 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# What the whole test suite uses beyond Python (see test-needs)
+CHROMIUM ?= /usr/bin/chromium
+MOSQUITTO ?= /usr/sbin/mosquitto
+SHARED ?= ../shared
+# setuptools' note on every editable install (folders named as the package may take
+# precedence when importing): the checkout's tablesight/ is that package, nothing to heed
+EDITABLE_QUIET := PYTHONWARNINGS="ignore:Editable installation"
 
-.PHONY: demo test test-fast lint clean
+.PHONY: demo test test-needs test-fast lint clean
 
 demo: $(VENV)/.installed
 	$(BIN)/tablesight demo $(ARGS)
 
-test: $(VENV)/.installed-test
+test: test-needs $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy --strict $(foreach p,rules calibration vision match tournament setup,-p tablesight.$(p))
 	$(BIN)/pytest
+
+# Said before `make test` starts, in one line: how long it takes, and what it needs beyond
+# Python that is missing here (Debian's packages; .ci/run installs them) with what that does.
+test-needs:
+	@missing=""; packages=""; \
+	[ -x $(CHROMIUM) ] || { missing="$$missing, chromium (the browser tests skip)"; packages="$$packages chromium"; }; \
+	command -v mosquitto >/dev/null 2>&1 || [ -x $(MOSQUITTO) ] || { missing="$$missing, mosquitto (the broker tests fail)"; packages="$$packages mosquitto"; }; \
+	command -v ffmpeg >/dev/null 2>&1 || { missing="$$missing, ffmpeg (the network camera tests skip)"; packages="$$packages ffmpeg"; }; \
+	{ command -v pdftoppm && command -v pdftotext && command -v pdfinfo; } >/dev/null 2>&1 || { missing="$$missing, poppler-utils (the printed-marker tests skip)"; packages="$$packages poppler-utils"; }; \
+	[ -d $(SHARED) ] || missing="$$missing, $(SHARED) (the real-photo tests skip)"; \
+	if [ -z "$$missing" ]; then \
+	  echo "make test: about 12-15 minutes on two cores (make test-fast: under a minute); Chromium, Mosquitto, FFmpeg, poppler-utils and $(SHARED) are all here."; \
+	else \
+	  echo "make test: about 12-15 minutes on two cores (make test-fast: under a minute). Missing: $${missing#, }$${packages:+; install with: sudo apt-get install$$packages}."; \
+	fi
 
 # Everything but the slow tests (whole clips, new processes, many random cases) and the
 # browser: under a minute, for a developer between two edits. `make test` runs it all.
@@ -30,11 +52,11 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(EDITABLE_QUIET) $(BIN)/python -m pip install --quiet -e .
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(EDITABLE_QUIET) $(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@ $(VENV)/.installed
 
 clean:
