@@ -12,8 +12,8 @@ For each game folder ``samples/<game>/`` (the folder is named after the game):
 * renders ``match.mp4`` from ``storyboard.toml`` (``tablesight.rig.footage``);
 * writes ``camera.toml``: the intrinsics of the storyboard's camera, as a calibration of
   that camera would give them;
-* prints ``markers.pdf`` with ``tablesight markers``: every marker the table, the roster
-  and the terrain use, at its size.
+* prints ``markers.pdf`` with ``tablesight markers``: the anchors, then the roster's sheet
+  (``--roster``): every model's marker at its size on its base's outline, and the terrain's.
 
 And once: ``charuco-board.pdf``, the ChArUco board ``board.toml`` describes, to calibrate a
 real camera with. Everything is deterministic: the same inputs give the same files (the
@@ -98,20 +98,18 @@ def camera_toml(folder: Path) -> str:
 
 
 def markers_pdf(folder: Path) -> None:
-    """markers.pdf: the anchors', the models' and the terrain's markers, each at its size."""
+    """markers.pdf: the anchors' markers at their size, then the roster's sheet
+    (``tablesight markers --roster``): every model's marker at its own size on its base's
+    outline to cut along, and the terrain's."""
     table = tomllib.loads((folder / "table.toml").read_text())
-    roster = tomllib.loads((folder / "roster.toml").read_text())["models"]
-    terrain = tomllib.loads((folder / "terrain.toml").read_text()).get("terrain", [])
     sizes: dict[float, list[int]] = {}
     for a in table["anchors"]:
         sizes.setdefault(float(a["size_mm"]), []).append(a["id"])
-    for m in [*roster, *terrain]:
-        sizes.setdefault(float(m["marker_size_mm"]), []).append(m["marker"])
     out = folder / "markers.pdf"
     with tempfile.TemporaryDirectory() as tmp:
         parts = []
         for size, ids in sorted(sizes.items()):
-            part = Path(tmp) / f"{size:g}.pdf"
+            part = Path(tmp) / f"anchors-{size:g}.pdf"
             tablesight(
                 "markers",
                 "-o",
@@ -124,12 +122,13 @@ def markers_pdf(folder: Path) -> None:
                 table["table"]["dictionary"],
             )
             parts.append(part)
-        if len(parts) == 1:
-            shutil.copyfile(parts[0], out)
-        elif shutil.which("pdfunite"):
-            subprocess.run(["pdfunite", *map(str, parts), str(out)], check=True)
-        else:
-            sys.exit(f"{out}: markers of {len(parts)} sizes need pdfunite (poppler-utils)")
+        roster = Path(tmp) / "roster.pdf"
+        files = [f"--{name}={folder / f'{name}.toml'}" for name in ("roster", "terrain", "table")]
+        tablesight("markers", "-o", str(roster), *files)
+        parts.append(roster)
+        if not shutil.which("pdfunite"):
+            sys.exit(f"{out}: the anchors' and the roster's sheets need pdfunite (poppler-utils)")
+        subprocess.run(["pdfunite", *map(str, parts), str(out)], check=True)
     pin_pdf(out)
 
 

@@ -159,18 +159,59 @@ def test_the_clip_is_a_short_webcam_video(game: str) -> None:
 
 
 @pytest.mark.parametrize("game", GAMES)
-def test_the_markers_pdf_prints_every_marker_at_its_size(game: str) -> None:
+def test_the_markers_pdf_prints_every_marker_at_its_size(game: str, tmp_path: Path) -> None:
+    """Read back from the sheet at 300 dpi: every marker of the three files, each at its
+    size to 0.15 mm (a pixel is 0.085 mm), every model and piece named under its own, and
+    every model's marker fits its base with its one-cell white border."""
+    if not (shutil.which("pdftoppm") and shutil.which("pdftotext")):
+        pytest.skip("pdftoppm/pdftotext absent: apt-get install poppler-utils to run it")
     f = files(game)
     table = tomllib.loads(f["table"].read_text())
     roster = tomllib.loads(f["roster"].read_text())["models"]
     terrain = tomllib.loads(f["terrain"].read_text())["terrain"]
-    sizes = {a["size_mm"] for a in table["anchors"]}
-    sizes |= {m["marker_size_mm"] for m in roster + terrain}
-    assert len(sizes) == 1  # one size per sample: one sheet, one printer setting
-    pdf = (SAMPLES / game / "markers.pdf").read_bytes()
-    (size,) = sizes
-    dictionary = table["table"]["dictionary"]
-    assert f"/Title (TableSight ArUco markers, {dictionary}, {size:g} mm)".encode() in pdf
+    want = {a["id"]: a["size_mm"] for a in table["anchors"]}
+    want |= {m["marker"]: m["marker_size_mm"] for m in roster + terrain}
+    for m in roster:  # a 4x4 marker's border is a sixth of it: the square is 8/6 its side
+        base = m["base"]
+        side = m["marker_size_mm"] * 8 / 6
+        if base["shape"] == "round":
+            assert side * math.sqrt(2) <= base["diameter_mm"], m["id"]
+        elif base["shape"] == "oval":  # the square's corner inside the ellipse
+            a, b = base["width_mm"] / 2, base["length_mm"] / 2
+            assert (side / 2 / a) ** 2 + (side / 2 / b) ** 2 <= 1, m["id"]
+        else:
+            assert side <= min(base["width_mm"], base["length_mm"]), m["id"]
+    pdf = SAMPLES / game / "markers.pdf"
+    subprocess.run(["pdftoppm", "-r", "300", "-gray", "-png", str(pdf), str(tmp_path / "p")])
+    dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
+    detector = cv2.aruco.ArucoDetector(dictionary, cv2.aruco.DetectorParameters())
+    seen: dict[int, float] = {}
+    for page in sorted(tmp_path.glob("p*.png")):
+        corners, ids, _ = detector.detectMarkers(cv2.imread(str(page), cv2.IMREAD_GRAYSCALE))
+        for c, marker in zip(corners, ids.ravel(), strict=True):
+            sides = np.linalg.norm(c[0] - np.roll(c[0], -1, axis=0), axis=1)
+            seen[int(marker)] = float(sides.mean()) / 300 * 25.4
+    assert sorted(seen) == sorted(want)
+    for marker, size in want.items():
+        assert seen[marker] == pytest.approx(size, abs=0.15), marker
+    text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True).stdout
+    for entry in roster + terrain:
+        assert f"{entry['id']}\nid {entry['marker']}," in text, entry["id"]
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_the_roster_prints_its_own_markers(game: str, tmp_path: Path) -> None:
+    """``markers --roster`` as the README gives it: every model's marker fits its base."""
+    f = files(game)
+    out = tmp_path / "roster.pdf"
+    args = ["markers", "-o", str(out), "--roster", str(f["roster"]), "--table", str(f["table"])]
+    done = subprocess.run(
+        [*tablesight_command(), *args, "--terrain", str(f["terrain"])],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert out.read_bytes().startswith(b"%PDF")
 
 
 def test_the_charuco_board_is_the_one_board_toml_describes() -> None:
