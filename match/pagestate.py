@@ -14,6 +14,9 @@ the game stands, the frame's located models, the camera mapping) and gives the d
 * ``camera``: how table inches map to the picture's pixels (``None`` without one);
 * ``poses``: the frame's located models as :meth:`tablesight.match.game.Game.poses` gives
   them, ``[id, x, y, heading, z, track]`` each (``None`` before a first frame);
+* ``camera_lost`` (:func:`camera_lost`): while the camera is lost (its newest loss not
+  followed by its return), when: the loss's event, the game time of the last picture and
+  the wall clock it arrived at; ``None`` while the camera delivers;
 * ``replay`` (a replay only): where it stands.
 """
 
@@ -90,6 +93,34 @@ def decided_by(listed: list[dict[str, Any]], decided: Decided) -> list[dict[str,
     return listed
 
 
+def camera_lost(
+    session: Session, events: int, poses: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """Whether the camera is lost in ``session``'s first ``events`` events: its newest
+    ``camera_lost`` not followed by a ``camera_back``. While it is: ``event`` (its id),
+    ``t`` and ``frame`` (the game's time and frame number of the last picture before the
+    loss) and ``last_picture_ms``: the wall clock (ms since the epoch) that picture arrived
+    at, from ``poses`` (``None`` for a recorded frame).
+
+    >>> from tablesight.rules.session import Event
+    >>> class Told:
+    ...     events = [Event(1.5, 45, "camera_lost", "camera lost, retrying", id=0)]
+    >>> camera_lost(Told(), 1, {"arrived_ms": 1700000000000.0})
+    {'event': 0, 't': 1.5, 'frame': 45, 'last_picture_ms': 1700000000000.0}
+    >>> camera_lost(Told(), 0, None) is None
+    True
+    """
+    told = session.events
+    for i in range(min(events, len(told)) - 1, -1, -1):
+        e = told[i]
+        if e.kind == "camera_back":
+            return None
+        if e.kind == "camera_lost":
+            arrived = poses.get("arrived_ms") if poses is not None else None
+            return {"event": e.id, "t": round(e.t, 4), "frame": e.frame, "last_picture_ms": arrived}
+    return None
+
+
 def page_state(
     session: Session,
     *,
@@ -108,6 +139,7 @@ def page_state(
     state["live"] = live.to_dict()
     state["camera"] = camera
     state["poses"] = poses
+    state["camera_lost"] = camera_lost(session, live.events, poses)
     if replay is not None:
         state["replay"] = replay
     return state

@@ -7,8 +7,11 @@
 (() => {
   const svg = document.getElementById("overlay");
   const ticker = document.getElementById("ticker");
+  const banner = document.getElementById("camera-lost");
   const opts = { zones: TS.option("zones"), links: TS.option("links"), labels: TS.option("labels"),
-                 allReach: true, caption: true, fontPx: 22 };
+                 allReach: true, caption: true };
+  // labels 22 px high on a 1920 x 1080 source, in proportion on a smaller one (13 px at least)
+  const fontPx = () => Math.max(13, 22 * Math.min(innerWidth / 1920, innerHeight / 1080));
   if (!TS.option("ticker")) ticker.hidden = true;
   const LINES = 3;
 
@@ -36,12 +39,13 @@
   TS.connect({
     state(state) {
       tick(state);
+      TS.cameraLost(banner, state);
       const cam = state.camera;
       generation = state.live.generation;
       if (!cam) { TS.draw(svg, null, null, opts); svg._posed = null; return; }
       const [w, h] = cam.image_size;
       svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
-      TS.draw(svg, state, TS.projector(cam), { ...opts, bounds: [0, 0, w, h] });
+      TS.draw(svg, state, TS.projector(cam), { ...opts, fontPx: fontPx(), bounds: [0, 0, w, h] });
       TS.move(svg, poses.for(generation));
     },
     poses(msg) {

@@ -120,6 +120,7 @@
       if ($("picture").getAttribute("src") !== src) $("picture").setAttribute("src", src);
     }
     TS.drawViews(overlay, map, state, { ...opts, selected, measured });
+    TS.cameraLost($("camera-lost"), state);
     TS.listFlags($("flags"), state.flags, (id, decision) =>
       rejudged(TS.post(`/api/flags/${id}`, { decision })));
     markNow();

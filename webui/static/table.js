@@ -6,6 +6,7 @@
   const overlay = $("overlay"), map = $("map");
   // One selection: the Model control, the card and the highlight all show ``selected``.
   let state = null, selected = null, measured = null, version = null, carded = 0;
+  let stream = "", lost = false;  // the page's stream, and whether the camera is lost
   const opts = { zones: TS.option("zones"), links: TS.option("links"), labels: TS.option("labels"),
                  allReach: false, fit: true, fontPx: 14 };
 
@@ -34,6 +35,9 @@
     if (document.activeElement !== $("target")) fill($("target"), ids, true, "none");
     TS.drawViews(overlay, map, state, { ...opts, selected, measured });
     if (!state.camera) overlay._posed = null;
+    lost = TS.cameraLost($("camera-lost"), state);
+    showConnection();
+    notePicture();
     follow();
     // the card's distances follow the table, once a second at most
     if (selected && state.live.version !== version && performance.now() - carded > 1000) {
@@ -44,6 +48,26 @@
     TS.listFlags($("flags"), state.flags, (id, decision) =>
       act(TS.post(`/api/flags/${id}`, { decision })));
     showPose(state.live.pose);
+  }
+
+  // The stream's state, and the camera's when it is lost: "connected" alone would say
+  // all is well over a frozen picture.
+  function showConnection() {
+    const text = lost ? `${stream}; camera lost` : stream;
+    if ($("connection").textContent !== text) $("connection").textContent = text;
+    $("connection").classList.toggle("lost", lost);
+  }
+
+  // Under the picture, in words, what it cannot show: no picture mapped to the table yet,
+  // or labels left off it for want of room (they are on the map, and flags in the list).
+  function notePicture() {
+    const note = $("picture-note");
+    const off = Number(overlay.dataset.unplaced || 0);
+    const text = !state.camera ? "The table is not mapped on the picture yet: nothing is drawn on it."
+      : off ? `${off} label${off > 1 ? "s" : ""} left off the picture for want of room: ` +
+              "the map and the lists below have them." : "";
+    if (note.textContent !== text) note.textContent = text;
+    note.hidden = !text;
   }
 
   // How far the table pose can be trusted: its error, its anchors, and what is wrong.
@@ -141,6 +165,6 @@
     poses(msg) { poses.take(msg); follow(); },
     event: addEvent,
     reset() { $("events").textContent = ""; },
-    status(text) { $("connection").textContent = text; },
+    status(text) { stream = text; showConnection(); },
   });
 })();

@@ -167,54 +167,140 @@ const TS = (() => {
   }
 
   const hits = (a, b) => a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
+  const grow = (b, d) => [b[0] - d, b[1] - d, b[2] + d, b[3] + d];
 
-  // Where each label goes: a greedy placer. Labels are placed in order (names, then flags,
-  // then the measure), each at the cheapest of its candidate spots round its anchor (a
-  // side of the base, then farther out ring by ring) that stays inside ``bounds`` and
-  // clear of every label placed before it; covering a base or a mark costs more. A label
-  // put farther than its first ring gets a leader line to its model.
-  // ``labels``: {text, anchor: [x, y], r (the base's reach), prefer: "above" | "below"};
-  // every length in the drawing's units, ``px`` the font's size on screen, ``k`` units
-  // per pixel. Returns the boxes [left, top, right, bottom], the text's baseline and
-  // whether a leader is drawn.
-  const SPOTS = [[0, -1, 0], [0, 1, 1], [1, 0, 1.5], [-1, 0, 1.5], [1, -1, 2], [-1, -1, 2],
-                 [1, 1, 2.5], [-1, 1, 2.5], [0.5, -1, 2.2], [-0.5, -1, 2.2], [0.5, 1, 2.7],
-                 [-0.5, 1, 2.7]];
-  function place(labels, obstacles, bounds, px, k) {
-    const placed = [];
-    const pad = 0.12 * px * k;
+  // Whether the segment p-q meets the box [l, t, r, b] (Liang-Barsky).
+  function segmentHits(p, q, box) {
+    let t0 = 0, t1 = 1;
+    const dx = q[0] - p[0], dy = q[1] - p[1];
+    for (const [a, c] of [[-dx, p[0] - box[0]], [dx, box[2] - p[0]], [-dy, p[1] - box[1]], [dy, box[3] - p[1]]]) {
+      if (a === 0) { if (c < 0) return false; continue; }
+      const t = c / a;
+      if (a < 0) { if (t > t1) return false; if (t > t0) t0 = t; }
+      else { if (t < t0) return false; if (t < t1) t1 = t; }
+    }
+    return true;
+  }
+
+  function inside(pt, poly) {
+    let inn = false;
+    for (let i = 0, j = poly.length - 1; i < poly.length; j = i++) {
+      const [xi, yi] = poly[i], [xj, yj] = poly[j];
+      if ((yi > pt[1]) !== (yj > pt[1]) && pt[0] < ((xj - xi) * (pt[1] - yi)) / (yj - yi) + xi) inn = !inn;
+    }
+    return inn;
+  }
+
+  // Whether the box meets a shape: {box} alone, or {box, poly} (an outline, closed).
+  function meets(box, shape) {
+    if (!hits(box, shape.box)) return false;
+    const poly = shape.poly;
+    if (!poly) return true;
+    if (inside([(box[0] + box[2]) / 2, (box[1] + box[3]) / 2], poly)) return true;
+    for (let i = 0, j = poly.length - 1; i < poly.length; j = i++) {
+      if (segmentHits(poly[j], poly[i], box)) return true;
+    }
+    return false;
+  }
+
+  // How far a point is from a box (0 inside it), and the box's nearest point to it.
+  function nearest(box, [x, y]) {
+    const nx = Math.min(Math.max(x, box[0]), box[2]), ny = Math.min(Math.max(y, box[1]), box[3]);
+    return [nx, ny, Math.hypot(nx - x, ny - y)];
+  }
+
+  // Where each label goes: layout only, from what is drawn (no rules here). Each label,
+  // in order (the measure, then flags, then names), takes the cheapest free spot round its
+  // model: a spot is free when its box, with a gap of ``GAP_PX`` all round, is inside
+  // ``bounds`` and meets neither a label placed before it nor any other model's base
+  // outline or flag mark (``obstacles``: {owner, box, poly}). The spots: beside the base
+  // in 16 directions, then ring by ring farther out, then anywhere in the bounds, nearest
+  // first; covering its own base costs more, and a label keeps the spot it had (``kept``,
+  // by its key: the offset from its anchor) while that is free and nearly as cheap. A
+  // label no spot is free for is left off (``unplaced``). A label set apart from its base
+  // gets a leader line (``leader``).
+  // ``labels``: {key, owner, text, anchor: [x, y], r (the base's reach), prefer: "above" |
+  // "below"}; lengths in the drawing's units, ``px`` the font's size on screen, ``k``
+  // units per pixel. Returns each label with its ``box`` [left, top, right, bottom] and
+  // the text's ``x`` (centre) and ``y`` (baseline).
+  const GAP_PX = 3, LEADER_PX = 6;
+  const DIRECTIONS = [[0, -1], [0.5, -1], [-0.5, -1], [1, -0.5], [-1, -0.5], [1, 0], [-1, 0],
+                      [1, 0.5], [-1, 0.5], [0, 1], [0.5, 1], [-0.5, 1], [1, -1], [-1, -1],
+                      [1, 1], [-1, 1]];
+  function place(labels, obstacles, bounds, px, k, kept = new Map()) {
+    const placed = [], out = [];
+    const gap = GAP_PX * k;
     for (const lab of labels) {
       const size = textSize(lab.text, px);
+      const pad = 0.15 * px * k;
       const w = size.w * k + 2 * pad, h = (size.up + size.down) * k + 2 * pad;
-      const [ax, ay] = lab.anchor, r = lab.r, gap = 0.15 * px * k;
-      let best = null;
-      for (let ring = 0; ring < 7; ring++) {
-        const out = ring * h * 1.05;
-        for (const [sx, sy, cost0] of SPOTS) {
-          const flip = lab.prefer === "below" && sx === 0 ? -1 : 1;
-          const ux = sx, uy = sy * flip;
-          const diag = ux !== 0 && uy !== 0 ? 0.72 : 1;
-          const cx = ax + (Math.abs(ux) === 0.5 ? ux * w : ux * ((r + gap) * diag + w / 2 + out));
-          const cy = ay + uy * ((r + gap) * diag + h / 2 + out);
-          const box = [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2];
-          if (box[0] < bounds[0] || box[1] < bounds[1] || box[2] > bounds[2] || box[3] > bounds[3]) continue;
-          let cost = ring * 4 + cost0;
-          let clash = 0;
-          for (const p of placed) if (hits(box, p.box)) clash++;
-          for (const o of obstacles) if (o.owner !== lab.owner && hits(box, o.box)) cost += 3;
-          cost += clash * 1000;
-          if (!best || cost < best.cost) best = { cost, box, ring };
+      const [ax, ay] = lab.anchor, r = lab.r;
+      const own = obstacles.filter((o) => o.owner === lab.owner);
+      const others = obstacles.filter((o) => o.owner !== lab.owner);
+      const free = (box) => {
+        if (box[0] < bounds[0] || box[1] < bounds[1] || box[2] > bounds[2] || box[3] > bounds[3]) return false;
+        const wide = grow(box, gap);
+        for (const p of placed) if (hits(wide, p.box)) return false;
+        for (const o of others) if (meets(o.margin ? grow(box, o.margin) : wide, o)) return false;
+        return true;
+      };
+      // how far a box is from its own base: from the outline where there is one
+      const outline = own.find((o) => o.poly);
+      const apart = (box) => {
+        if (!outline) return Math.max(0, nearest(box, [ax, ay])[2] - r);
+        if (meets(box, outline)) return 0;
+        let d = Infinity;
+        for (const q of outline.poly) d = Math.min(d, nearest(box, q)[2]);
+        return d;
+      };
+      const cost = (box, turn) => {
+        const [nx, ny] = nearest(box, [ax, ay]), far = apart(box);
+        let c = far / k + turn;
+        for (const o of own) if (meets(box, o)) c += o.poly ? 60 : 20;
+        if (far > LEADER_PX * k) {  // a leader across another label or base is hard to follow
+          for (const p of placed) if (segmentHits([ax, ay], [nx, ny], p.box)) c += 25;
+          for (const o of others) if (o.poly && segmentHits([ax, ay], [nx, ny], o.box)) c += 10;
         }
-        if (best && best.cost < 1000 && best.cost <= (ring + 1) * 4) break;
+        return c;
+      };
+      const up = lab.prefer === "below" ? 1 : -1;
+      let best = null;
+      const consider = (box, turn) => {
+        if (!free(box)) return;
+        const c = cost(box, turn);
+        if (!best || c < best.cost) best = { cost: c, box };
+      };
+      for (let ring = 0; ring < 12; ring++) {
+        const extra = ring * 0.9 * h;
+        if (best && extra / k > best.cost) break;
+        for (const [ux, uy0] of DIRECTIONS) {
+          const uy = uy0 * -up;
+          const reach = (r + gap + extra) * (Math.abs(ux) === 1 && Math.abs(uy) === 1 ? 0.72 : 1);
+          const cx = ax + ux * (reach + w / 2), cy = ay + uy * (reach + h / 2);
+          const turn = (uy0 === -1 ? 0 : uy0 === 1 ? 8 : 5) + Math.abs(ux) * 2;
+          consider([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], turn);
+        }
       }
-      if (!best) {  // nowhere inside the bounds: over the anchor
-        best = { box: [ax - w / 2, ay - h / 2, ax + w / 2, ay + h / 2], ring: 0 };
+      if (!best) {  // nothing free round it: anywhere in the bounds, nearest first
+        const stepX = Math.max(w / 4, (bounds[2] - bounds[0]) / 60);
+        const stepY = Math.max(h / 2, (bounds[3] - bounds[1]) / 60);
+        for (let t = bounds[1]; t + h <= bounds[3]; t += stepY) {
+          for (let l = bounds[0]; l + w <= bounds[2]; l += stepX) consider([l, t, l + w, t + h], 20);
+        }
       }
-      const [l, t, rr, b] = best.box;
-      placed.push({ ...lab, box: best.box, x: (l + rr) / 2, y: t + pad + size.up * k,
-                    leader: best.ring > 0 });
+      const was = kept.get(lab.key);
+      if (best && was) {  // the spot it had, while free and nearly as cheap
+        const box = [ax + was[0] - w / 2, ay + was[1] - h / 2, ax + was[0] + w / 2, ay + was[1] + h / 2];
+        if (free(box) && cost(box, 0) <= best.cost + 12) best = { cost: 0, box };
+      }
+      if (!best) { out.push({ ...lab, unplaced: true }); continue; }
+      const box = best.box;
+      kept.set(lab.key, [(box[0] + box[2]) / 2 - ax, (box[1] + box[3]) / 2 - ay]);
+      placed.push({ box });
+      out.push({ ...lab, box, x: (box[0] + box[2]) / 2, y: box[1] + pad + size.up * k,
+                 leader: apart(box) > LEADER_PX * k });
     }
-    return placed;
+    return out;
   }
 
   // The exclamation badge of a flagged model, drawn in a unit circle.
@@ -275,7 +361,8 @@ const TS = (() => {
     sync(L.reach, reach);
 
     // bases in their side's colour; a flagged one keeps it, ringed and badged in the flag's
-    const rings = [], bases = [], marks = [], obstacles = [], names = [];
+    const rings = [], bases = [], marks = [], names = [];
+    const outlines = new Map(), badges = new Map();
     for (const m of state.models) {
       const pts = m.outline.map(([x, y]) => map(x, y));
       const box = boxOf(pts);
@@ -289,8 +376,9 @@ const TS = (() => {
       if (m.track === "hidden") cls.push("hidden");
       bases.push({ key: m.id, tag: "path",
                    attrs: { d, class: cls.join(" "), stroke: colours[m.side], "data-model": m.id } });
-      obstacles.push({ owner: m.id, box });
-      names.push({ owner: m.id, text: m.id, anchor: [cx, cy], r, cls: "label", data: { "data-label": m.id } });
+      // what labels keep off: the outline as drawn, its stroke (and a flag's halo) round it
+      outlines.set(m.id, { pts, centre: [cx, cy], r, margin: (flags ? 4 : 1.5) * k });
+      names.push({ key: `label:${m.id}`, owner: m.id, text: m.id, r, cls: "label", data: { "data-label": m.id } });
       if (flags) {
         const kind = flags.some((f) => f.kind === "violation") ? "violation"
           : flags.some((f) => f.kind === "close_call") ? "close_call" : "advisory";
@@ -301,7 +389,7 @@ const TS = (() => {
         marks.push({ key: m.id, tag: "g", make: makeBadge,
                      attrs: { class: `flag-mark ${kind}`, "data-model": m.id,
                               transform: `translate(${bx.toFixed(2)} ${by.toFixed(2)}) scale(${br.toFixed(3)})` } });
-        obstacles.push({ owner: m.id, box: [bx - br, by - br, bx + br, by + br] });
+        badges.set(m.id, [bx, by, br]);
       }
     }
     sync(L.rings, rings);
@@ -317,47 +405,29 @@ const TS = (() => {
       [[x1, y1], [x2, y2]].forEach(([x, y], i) => {
         measure.push({ key: `end:${i}`, tag: "circle", attrs: { cx: x, cy: y, r: 3 * k, class: "measure-end" } });
       });
+      labels.push({ key: "measure-label:", owner: "", text: `${num(out.distance_in)} in`,
+                    anchor: [(x1 + x2) / 2, (y1 + y2) / 2], r: 2 * k, cls: "measure-label", data: {} });
     }
     sync(L.measure, measure);
 
+    // labels: the measure's, then each flag's and each name, placed apart (see ``place``)
     if (opts.labels) {
       for (const m of state.models) {
         for (const f of flagged[m.id] || []) {
-          const n = names.find((x) => x.owner === m.id);
-          labels.push({ owner: m.id, text: opts.caption ? f.caption : f.label, anchor: n.anchor, r: n.r,
-                        prefer: "below", cls: `flag-label ${f.kind}`, data: { "data-flag": f.id } });
+          labels.push({ key: `flag-label:${f.id}`, owner: m.id, text: opts.caption ? f.caption : f.label,
+                        r: outlines.get(m.id).r, prefer: "below", cls: `flag-label ${f.kind}`,
+                        data: { "data-flag": f.id } });
         }
       }
+      labels.push(...names);
     }
-    if (out && out.points) {
-      const [[x1, y1], [x2, y2]] = out.points.map(([x, y]) => map(x, y));
-      labels.push({ owner: "", text: `${num(out.distance_in)} in`, anchor: [(x1 + x2) / 2, (y1 + y2) / 2],
-                    r: 2 * k, cls: "measure-label", data: {} });
-    }
-    const all = (opts.labels ? names : []).concat(labels);
-    const bounds = opts.bounds || [-Infinity, -Infinity, Infinity, Infinity];
-    const done = place(all, obstacles, bounds, px, k);
-    const texts = [], leaders = [];
-    for (const p of done) {
-      const key = `${p.cls.split(" ")[0]}:${p.data["data-flag"] ?? p.owner}`;
-      texts.push({ key, tag: "text", text: p.text,
-                   attrs: { x: p.x.toFixed(2), y: p.y.toFixed(2), class: p.cls, "font-size": (px * k).toFixed(3),
-                            "stroke-width": (0.25 * px * k).toFixed(3), ...p.data } });
-      if (p.leader) {
-        const [l, t, r, b] = p.box;
-        const nx = Math.min(Math.max(p.anchor[0], l), r), ny = Math.min(Math.max(p.anchor[1], t), b);
-        const dx = nx - p.anchor[0], dy = ny - p.anchor[1], len = Math.hypot(dx, dy) || 1;
-        leaders.push({ key, tag: "line",
-                       attrs: { x1: p.anchor[0] + (dx / len) * p.r, y1: p.anchor[1] + (dy / len) * p.r,
-                                x2: nx, y2: ny, class: `leader ${p.cls}` } });
-      }
-    }
-    sync(L.leaders, leaders);
-    sync(L.labels, texts);
+    const kept = svg._labelling ? svg._labelling.kept : new Map();
+    svg._labelling = { labels, outlines, badges, moved: new Map(), px, k, kept,
+                       bounds: opts.bounds || [-Infinity, -Infinity, Infinity, Infinity] };
+    layout(svg);
 
     // what each model's light message moves: its shapes, turned, and its marker, shifted
-    // (see ``move``); labels stay where the full state laid them out apart from each other
-    // (moved with their models, two could meet until the next full state)
+    // (see ``move``); its labels are placed again round where it stands now
     const keyed = (g) => new Map([...g.children].map((n) => [n.getAttribute("data-key"), n]));
     const [B, R, M, Z] = [L.bases, L.rings, L.marks, L.zones].map(keyed);
     const posed = new Map();
@@ -367,6 +437,66 @@ const TS = (() => {
                         shifted: [M.get(m.id)].filter(Boolean), moved: "" });
     }
     svg._posed = { map, models: posed };
+  }
+
+  // The labels of a drawing placed where its models stand now (as drawn: the last full
+  // state's outlines, each moved as ``move`` moved its base) and drawn: each label's text,
+  // and a leader from its base's edge to a label set apart. A label no room is left for
+  // is kept, hidden (class ``unplaced``); ``svg.dataset.unplaced`` counts them.
+  function layout(svg) {
+    const S = svg._labelling;
+    if (!S) return;
+    const L = layers(svg);
+    const { k, px } = S;
+    const where = new Map(), obstacles = [];
+    for (const [id, o] of S.outlines) {
+      const f = S.moved.has(id) ? S.moved.get(id).turn : (p) => p;
+      const pts = o.pts.map(f);
+      where.set(id, { centre: f(o.centre), pts });
+      obstacles.push({ owner: id, poly: pts, box: grow(boxOf(pts), o.margin), margin: o.margin });
+    }
+    for (const [id, [bx, by, br]] of S.badges) {
+      const [dx, dy] = S.moved.has(id) ? S.moved.get(id).shift : [0, 0];
+      const x = bx + dx, y = by + dy;
+      obstacles.push({ owner: id, box: [x - br, y - br, x + br, y + br] });
+    }
+    const labels = S.labels.map((lab) => (lab.owner ? { ...lab, anchor: where.get(lab.owner).centre } : lab));
+    const done = place(labels, obstacles, S.bounds, px, k, S.kept);
+    const texts = [], leaders = [];
+    let unplaced = 0;
+    for (const p of done) {
+      const attrs = { class: p.cls, "font-size": (px * k).toFixed(3), "stroke-width": (0.25 * px * k).toFixed(3), ...p.data };
+      // every label keeps its text and its leader (idle, hidden, while the label sits by
+      // its base): moving models re-place labels without making or removing elements
+      const idle = { key: p.key, tag: "line",
+                     attrs: { x1: p.anchor[0].toFixed(2), y1: p.anchor[1].toFixed(2), x2: p.anchor[0].toFixed(2),
+                              y2: p.anchor[1].toFixed(2), class: `leader idle ${p.cls}`, "data-leader": p.key } };
+      if (p.unplaced) {
+        unplaced++;
+        texts.push({ key: p.key, tag: "text", text: p.text,
+                     attrs: { ...attrs, class: `${p.cls} unplaced`, x: p.anchor[0].toFixed(2), y: p.anchor[1].toFixed(2) } });
+        leaders.push(idle);
+        continue;
+      }
+      texts.push({ key: p.key, tag: "text", text: p.text, attrs: { ...attrs, x: p.x.toFixed(2), y: p.y.toFixed(2) } });
+      if (!p.leader) leaders.push(idle);
+      else {
+        const [nx, ny] = nearest(p.box, p.anchor);
+        const dx = nx - p.anchor[0], dy = ny - p.anchor[1];
+        // from the outline's farthest point towards the label (its edge, for a convex base)
+        let from = [p.anchor[0] + dx, p.anchor[1] + dy], most = -Infinity;
+        for (const q of p.owner ? where.get(p.owner).pts : [p.anchor]) {
+          const along = (q[0] - p.anchor[0]) * dx + (q[1] - p.anchor[1]) * dy;
+          if (along > most) { most = along; from = q; }
+        }
+        leaders.push({ key: p.key, tag: "line",
+                       attrs: { x1: from[0].toFixed(2), y1: from[1].toFixed(2), x2: nx.toFixed(2), y2: ny.toFixed(2),
+                                class: `leader ${p.cls}`, "data-leader": p.key } });
+      }
+    }
+    sync(L.leaders, leaders);
+    sync(L.labels, texts);
+    svg.dataset.unplaced = String(unplaced);
   }
 
   // Moves the shapes drawn from the last full state to the models' newest poses (``poses``:
@@ -380,6 +510,7 @@ const TS = (() => {
       const [qx, qy] = P.map(x + 0.5 * Math.cos(a), y + 0.5 * Math.sin(a));
       return [px, py, (Math.atan2(qy - py, qx - px) * 180) / Math.PI];
     };
+    let relabel = false;
     for (const [id, m] of P.models) {
       const now = poses.get(id);
       if (!now) continue;
@@ -396,9 +527,21 @@ const TS = (() => {
         const shifted = still ? "" : `translate(${dx.toFixed(2)} ${dy.toFixed(2)})`;
         for (const node of m.turned) transform(node, turned);
         for (const node of m.shifted) transform(node, shifted);
+        // the same for the outline and the badge that the labels keep off
+        const S = svg._labelling;
+        if (S) {
+          if (!turned) S.moved.delete(id);
+          else {
+            const a = (da * Math.PI) / 180, c = Math.cos(a), s = Math.sin(a);
+            S.moved.set(id, { turn: ([u, v]) => [x1 + c * (u - x0) - s * (v - y0), y1 + s * (u - x0) + c * (v - y0)],
+                              shift: still ? [0, 0] : [dx, dy] });
+          }
+          relabel = true;
+        }
       }
       if (m.turned[0] && track !== m.track) m.turned[0].classList.toggle("hidden", track === "hidden");
     }
+    if (relabel) layout(svg);
   }
 
   function transform(node, moved) {
@@ -693,6 +836,30 @@ const TS = (() => {
     frame.classList.add("fitted");
   }
 
+  // The camera lost (``state.camera_lost``, the server's: the loss, and the time of the
+  // last picture it sent): said over that picture, which is dimmed, until the camera is
+  // back. ``banner``: the page's .camera-lost, in the box holding the picture. Whether it is.
+  const two = (n) => String(n).padStart(2, "0");
+  function clock(ms) {
+    const d = new Date(ms);
+    return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+  }
+  function cameraLost(banner, state) {
+    const lost = state ? state.camera_lost : null;
+    let text = "";
+    if (lost) {
+      const t = `${Number(lost.t).toFixed(1)} s`;
+      text = lost.last_picture_ms === null || lost.last_picture_ms === undefined
+        ? `Camera lost at ${t} into the game: this is the last picture it sent`
+        : `Camera lost since ${clock(lost.last_picture_ms)} (${t} into the game): ` +
+          "this is the last picture it sent";
+    }
+    if (banner.textContent !== text) banner.textContent = text;
+    banner.hidden = !lost;
+    banner.parentElement.classList.toggle("lost", Boolean(lost));
+    return Boolean(lost);
+  }
+
   // Who decided a flag, as its list says it: nothing for the table itself (its page or
   // keys), "judge <name>" for a tournament judge through the hub (``by`` "hub:<name>").
   function decidedBy(by) {
@@ -742,5 +909,5 @@ const TS = (() => {
   return { option, sideColours, projector, draw, move, livePoses, connect, post, get, answer,
            Refusal, html, num, flagLabel, el, pathOf,
            modelCard, measureText, modelTool, drawViews, listFlags, say, act, fill, keyboard,
-           pointer, place };
+           pointer, place, cameraLost };
 })();
