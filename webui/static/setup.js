@@ -733,7 +733,16 @@
     list($("written"), files.map((f) => f.slice(f.lastIndexOf("/") + 1)));
     const run = $("run");
     run.textContent = "";
-    if (s.run && s.run.url) {
+    delete run.dataset.ended;
+    const ended = s.run ? /^ended \(exit status (-?\d+)\)(?:: ([^]*))?$/.exec(s.run.status) : null;
+    if (ended) {
+      // its table view went with it: no link to it; its last words, unless they are only
+      // where that table view was
+      const last = ended[2] && !/^table view: /.test(ended[2]) ? `: ${ended[2]}` : "";
+      run.textContent = `The game has ended (exit status ${ended[1]})${last}. Its table view ` +
+        "is closed; write and start again to referee another.";
+      run.dataset.ended = ended[1];
+    } else if (s.run && s.run.url) {
       run.append(`The game is ${s.run.status === "running" ? "refereed" : s.run.status} at `);
       const a = document.createElement("a");
       a.href = s.run.url;
