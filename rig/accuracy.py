@@ -23,6 +23,7 @@ from tablesight.calibration.roster import RosterModel
 from tablesight.calibration.table import MM_PER_IN, Anchor, TableKeys, TableSpec
 from tablesight.rig.charuco import random_charuco_views
 from tablesight.rig.synth import PinholeCamera, PlacedMarker, Shot, render_table
+from tablesight.rules.geometry import Base
 from tablesight.rules.scenario import RoundBase
 from tablesight.vision.aruco import MarkerDetector
 from tablesight.vision.locate import locate
@@ -362,3 +363,104 @@ def marker_size_table() -> str:
 
 def _side(px: np.ndarray) -> float:
     return float(np.linalg.norm(px - np.roll(px, -1, axis=0), axis=1).mean())
+
+
+#: The smallest marker side (px) read reliably: of 2,880 rendered markers, 3% of those of
+#: 17 px were missed, 43% of 14 px, none of 18 px and more (README, "Set-up doctor").
+RELIABLE_PX = 18.0
+#: Bases players use (mm): round ones, and the oval of a bike or a large beast.
+BASES = [Base.round(25), Base.round(28), Base.round(32), Base.round(40), Base.round(50)]
+BASES += [Base("oval", 60, 35)]
+#: Tables, smallest first (in).
+TABLES_IN = [(30.0, 22.0), (44.0, 30.0), (48.0, 48.0), (60.0, 44.0), (72.0, 48.0)]
+
+
+def boom_camera(table_in: tuple[float, float], width_px: int, height_px: int) -> PinholeCamera:
+    """The samples' camera: a 70 degree lens on a boom over the middle of the near edge,
+    as low as sees the whole table with 1 in to spare, aimed at the point of the table
+    that keeps the farthest corner's marker biggest."""
+    w, d = table_in
+    edge = np.array(
+        [[-1.0, -1.0, 0], [w + 1.0, -1.0, 0], [w + 1.0, d + 1.0, 0], [-1.0, d + 1.0, 0]]
+    )
+    best: tuple[float, PinholeCamera] | None = None
+    for z in np.arange(10.0, 120.0, 1.0):
+        for aim in np.arange(0.3, 0.71, 0.05):
+            cam = PinholeCamera.looking_at(
+                (w / 2, 0.0, z), (w / 2, aim * d, 0.0), width_px, height_px
+            )
+            px = cam.project(edge)
+            if not (
+                (px >= 0).all() and (px[:, 0] < width_px).all() and (px[:, 1] < height_px).all()
+            ):
+                continue
+            worst = _far_side_px(cam, table_in, 10.0)
+            if best is None or worst > best[0]:
+                best = (worst, cam)
+        if best is not None:
+            return best[1]
+    raise ValueError(f"no height up to 120 in sees a {w:g} x {d:g} in table")
+
+
+def _far_side_px(camera: PinholeCamera, table_in: tuple[float, float], size_mm: float) -> float:
+    w, d = table_in
+    return min(
+        _side(camera.project(PlacedMarker(0, size_mm, x, y, 4.0 / MM_PER_IN, h).corners_in()))
+        for x, y in ((1.5, d - 1.5), (w - 1.5, d - 1.5), (w / 2, d - 1.5))
+        for h in (0.0, 45.0)
+    )
+
+
+def base_marker_table(shots: int = 3) -> str:
+    """For each base, the largest marker it takes and, for each table, the camera it needs:
+    1080p where a 1080p camera finds every marker and none is under ``RELIABLE_PX``, else 4K
+    where a 4K one does. Rendered
+    with the boom camera, the markers 4 mm up on the base top along the far edge (the worst
+    place: 10 base centres 1.5 in in from the far edge, from one side to the other, turned
+    0-45 degrees), ``shots`` shots of webcam blur, noise and JPEG each; the smallest marker
+    side in pixels in brackets. Markdown."""
+    from tablesight.calibration.printing import largest_marker_mm
+
+    cameras = {"1080p": (1920, 1080), "4K": (3840, 2160)}
+    booms = {(t, name): boom_camera(t, *size) for t in TABLES_IN for name, size in cameras.items()}
+    head = " | ".join(f"{w:g} x {d:g} in" for w, d in TABLES_IN)
+    rows = [f"| base | marker | {head} |", "|---|---|" + "---|" * len(TABLES_IN)]
+    for base in BASES:
+        size = float(math.floor(largest_marker_mm(base)))
+        cells = []
+        for t in TABLES_IN:
+            cell = "neither"
+            for name in cameras:
+                found, total, px = _far_edge_found(booms[t, name], t, size, shots)
+                if found == total and px >= RELIABLE_PX:
+                    cell = f"{name} ({px:.0f} px)"
+                    break
+            cells.append(cell)
+        what = (
+            f"{base.length_mm:g} mm"
+            if base.shape == "round"
+            else (f"{base.length_mm:g} x {base.width_mm:g} mm oval")
+        )
+        rows.append(f"| {what} | {size:g} mm | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def _far_edge_found(
+    camera: PinholeCamera, table_in: tuple[float, float], size_mm: float, shots: int
+) -> tuple[int, int, float]:
+    """Markers of ``size_mm`` along the far edge found, of how many, and their smallest
+    side in pixels."""
+    w, d = table_in
+    xs = np.linspace(1.5, w - 1.5, 10)
+    markers = [
+        PlacedMarker(10 + i, size_mm, float(x), d - 1.5, 4.0 / MM_PER_IN, 4.5 * i)
+        for i, x in enumerate(xs)
+    ]
+    detector = MarkerDetector("4x4_50", camera.size)
+    found = 0
+    for seed in range(shots):
+        frame = render_table(camera, table_in, markers, shot=Shot(seed=seed), texture_seed=seed)
+        ids = set(detector.detect(frame).ids.tolist())
+        found += sum(m.id in ids for m in markers)
+    smallest = min(_side(camera.project(m.corners_in())) for m in markers)
+    return found, shots * len(markers), smallest

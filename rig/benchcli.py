@@ -137,6 +137,17 @@ def bench_sizes() -> None:
     click.echo(marker_size_table())
 
 
+@bench.command("bases")
+@click.option("--shots", default=3, show_default=True, help="Rendered shots per table.")
+def bench_bases(shots: int) -> None:
+    """For each common base, the largest marker it takes and the tables a 1080p and a 4K
+    camera read it on, rendered (about 2 minutes)."""
+    from tablesight.rig.accuracy import base_marker_table
+
+    _about("bench bases: rendering the far edge of 5 tables at 1080p and 4K, about 2 minutes")
+    click.echo(base_marker_table(shots))
+
+
 @bench.command("accuracy")
 @click.option("--settings", is_flag=True, help="Compare detector settings instead.")
 def bench_accuracy(settings: bool) -> None:
