@@ -1,5 +1,6 @@
 """A network camera as it is: FFmpeg serves the sample match as a Motion JPEG stream over
-HTTP at its real rate (60 frames a second at 1080p, 30 at 4K), while another FFmpeg
+HTTP at its real rate (60 frames a second at 1080p, 30 at 4K), or as H.264 in MPEG-TS
+over HTTP; GStreamer's RTSP server serves it as H.264 over RTSP; while another FFmpeg
 encodes a 1080p30 picture with x264 on one thread beside it (what OBS does on a
 streamer's laptop), and
 ``tablesight run --record`` referees it. Every frame the stream sent is taken and
@@ -32,6 +33,17 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg is not installed"),
 ]
+RTSP_SERVER = Path(__file__).resolve().parents[2] / "rig" / "rtspserve.py"
+#: The Python with GStreamer's bindings that runs it.
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+def _has_rtsp_server() -> bool:
+    probe = 'import gi; gi.require_version("GstRtspServer", "1.0")'
+    try:
+        return subprocess.run([SYSTEM_PYTHON, "-c", probe], capture_output=True).returncode == 0
+    except OSError:
+        return False
 
 
 def _free_port() -> int:
@@ -56,7 +68,8 @@ def _judged(events: list[dict[str, object]]) -> list[tuple[object, ...]]:
 
 
 @pytest.mark.parametrize(
-    ("height", "fps", "codec"), [(1080, 60, "mjpeg"), (2160, 30, "mjpeg"), (1080, 30, "h264")]
+    ("height", "fps", "codec"),
+    [(1080, 60, "mjpeg"), (2160, 30, "mjpeg"), (1080, 30, "h264"), (1080, 30, "rtsp")],
 )
 def test_a_camera_beside_an_x264_encode_is_refereed_frame_for_frame(
     height: int,
@@ -68,8 +81,13 @@ def test_a_camera_beside_an_x264_encode_is_refereed_frame_for_frame(
 ) -> None:
     """Motion JPEG at 1080p 60 fps and at 4K 30 fps (the sample scaled up: its markers
     twice the pixels, as a 4K camera at the same place sees them), and H.264 in MPEG-TS at
-    1080p 30 fps, as phone apps and most IP cameras send it."""
-    clip = tmp_path / ("camera.avi" if codec == "mjpeg" else "camera.ts")
+    1080p 30 fps, as phone apps and most IP cameras send it, over HTTP and over RTSP."""
+    if codec == "rtsp" and not _has_rtsp_server():
+        pytest.skip(
+            f"{SYSTEM_PYTHON} has no GStreamer RTSP server: apt-get install python3-gi "
+            "gir1.2-gst-rtsp-server-1.0 gstreamer1.0-plugins-good gstreamer1.0-plugins-bad"
+        )
+    clip = tmp_path / {"mjpeg": "camera.avi", "h264": "camera.ts", "rtsp": "camera.mp4"}[codec]
     made = subprocess.run(
         ffmpeg(
             f"-i {SAMPLE / 'match.mp4'} -t {SECONDS} -vf fps={fps},scale=-2:{height} "
@@ -92,14 +110,26 @@ def test_a_camera_beside_an_x264_encode_is_refereed_frame_for_frame(
     assert [e["kind"] for e in expected].count("violation") >= 1  # something to judge
 
     port = _free_port()
-    camera = subprocess.Popen(
-        ffmpeg(
-            f"-re -i {clip} -c copy -f {'mpjpeg' if codec == 'mjpeg' else 'mpegts'} "
-            f"-listen 1 http://127.0.0.1:{port}/video"
-        ),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    if codec == "rtsp":  # the clip sent once, from its start, at its rate
+        camera = subprocess.Popen(
+            [SYSTEM_PYTHON, str(RTSP_SERVER), str(port), str(clip)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert camera.stdout is not None
+        assert camera.stdout.readline().startswith("serving rtsp://")
+        stream = f"rtsp://127.0.0.1:{port}/video"
+    else:
+        camera = subprocess.Popen(
+            ffmpeg(
+                f"-re -i {clip} -c copy -f {'mpjpeg' if codec == 'mjpeg' else 'mpegts'} "
+                f"-listen 1 http://127.0.0.1:{port}/video"
+            ),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        stream = f"http://127.0.0.1:{port}/video"
     obs = subprocess.Popen(  # the streamer's encoder, on one thread
         ffmpeg(
             f"-f lavfi -i testsrc2=size=1920x1080:rate=30 -t {SECONDS + 30} "
@@ -109,7 +139,6 @@ def test_a_camera_beside_an_x264_encode_is_refereed_frame_for_frame(
         stderr=subprocess.DEVNULL,
     )
     record = tmp_path / "live.db"
-    stream = f"http://127.0.0.1:{port}/video"
     run = subprocess.Popen(
         [
             *tablesight_command,
@@ -137,6 +166,9 @@ def test_a_camera_beside_an_x264_encode_is_refereed_frame_for_frame(
         obs.wait()
         if camera.poll() is None:
             camera.kill()
+        camera.wait()
+        if camera.stdout is not None:
+            camera.stdout.close()
     assert run.returncode == 0, err[-2000:]
     with Match(record) as match:
         taken = len(match.frames())
