@@ -69,7 +69,13 @@ def _judged(events: list[dict[str, object]]) -> list[tuple[object, ...]]:
 
 @pytest.mark.parametrize(
     ("height", "fps", "codec"),
-    [(1080, 60, "mjpeg"), (2160, 30, "mjpeg"), (1080, 30, "h264"), (1080, 30, "rtsp")],
+    [
+        (1080, 60, "mjpeg"),
+        (2160, 30, "mjpeg"),
+        (1080, 30, "h264"),
+        (1080, 30, "h265"),
+        (1080, 30, "rtsp"),
+    ],
 )
 def test_a_camera_beside_an_x264_encode_is_refereed_frame_for_frame(
     height: int,
@@ -81,17 +87,22 @@ def test_a_camera_beside_an_x264_encode_is_refereed_frame_for_frame(
 ) -> None:
     """Motion JPEG at 1080p 60 fps and at 4K 30 fps (the sample scaled up: its markers
     twice the pixels, as a 4K camera at the same place sees them), and H.264 in MPEG-TS at
-    1080p 30 fps, as phone apps and most IP cameras send it, over HTTP and over RTSP."""
+    1080p 30 fps, as phone apps and most IP cameras send it, over HTTP and over RTSP, and
+    H.265 in MPEG-TS over HTTP, as newer IP cameras send it."""
     if codec == "rtsp" and not _has_rtsp_server():
         pytest.skip(
             f"{SYSTEM_PYTHON} has no GStreamer RTSP server: apt-get install python3-gi "
             "gir1.2-gst-rtsp-server-1.0 gstreamer1.0-plugins-good gstreamer1.0-plugins-bad"
         )
-    clip = tmp_path / {"mjpeg": "camera.avi", "h264": "camera.ts", "rtsp": "camera.mp4"}[codec]
+    clip = tmp_path / {"mjpeg": "camera.avi", "rtsp": "camera.mp4"}.get(codec, "camera.ts")
+    encode = {
+        "mjpeg": "-c:v mjpeg -q:v 3",
+        "h265": "-c:v libx265 -x265-params log-level=error",
+    }.get(codec, "-c:v libx264")
     made = subprocess.run(
         ffmpeg(
             f"-i {SAMPLE / 'match.mp4'} -t {SECONDS} -vf fps={fps},scale=-2:{height} "
-            + (f"-c:v mjpeg -q:v 3 {clip}" if codec == "mjpeg" else f"-c:v libx264 {clip}")
+            + f"{encode} {clip}"
         ),
         capture_output=True,
         text=True,
