@@ -704,3 +704,65 @@ def test_a_ruling_from_the_hub_is_printed_where_the_demo_prints_its_events(
     assert ruling in lines, lines
     # among the events, after the violation it rules on
     assert any(line.split()[2:3] == ["violation"] for line in lines[: lines.index(ruling)])
+
+
+@pytest.mark.slow
+def test_the_hub_is_told_the_camera_lost_and_back(setup, footage, mosquitto, watchers):
+    """A network camera that delivers half a second of pictures, drops out for 3 s (over
+    the 2 s that make a loss) and delivers again, then drops for good: the status the hub
+    reads says live, lost, live, lost in that order, and the loss and the return each
+    arrive once as events."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from tablesight.match.game import CAMERA_LOST, LIVE
+    from tablesight.rig.mjpeg import send_mjpeg
+    from tablesight.vision.sources import LiveSource
+
+    _, pics = footage
+    ok, jpeg = cv2.imencode(".jpg", pics["start"], [cv2.IMWRITE_JPEG_QUALITY, 90])
+    assert ok
+    served: list[float] = []
+
+    def pictures(away: bool) -> Iterator[bytes]:
+        if away:
+            time.sleep(3.0)
+        yield from [jpeg.tobytes()] * 15
+
+    class Camera(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            served.append(time.monotonic())
+            if len(served) > 2:  # gone for good after one return
+                self.send_error(503)
+                return
+            send_mjpeg(self, pictures(away=len(served) > 1), fps=30)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Camera)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    source = LiveSource(f"http://127.0.0.1:{server.server_address[1]}/v", retry_s=(0.05, 0.1))
+    game = Game(setup, source)
+    watcher = watchers()
+    publisher = started(game, mosquitto)
+    game.start()
+    try:
+        watcher.wait(
+            lambda w: [e for e in w.of("events") if e["event"]["kind"] == "camera_lost"][1:],
+            timeout=40.0,
+        )
+        time.sleep(1.0)  # the status after the second loss
+    finally:
+        game.stop()
+        publisher.close()
+        server.shutdown()
+        server.server_close()
+    states = [s["state"] for s in watcher.of("status") if s["online"]]
+    said = [s for s, before in zip(states, [None, *states], strict=False) if s != before]
+    assert said == ["starting", LIVE, CAMERA_LOST, LIVE, CAMERA_LOST]
+    kinds = [m["event"]["kind"] for m in watcher.of("events")]
+    assert [k for k in kinds if k.startswith("camera_")] == [
+        "camera_lost",
+        "camera_back",
+        "camera_lost",
+    ]
