@@ -5,15 +5,20 @@ The clip (``match_files`` in tests/conftest.py): 30 frames at 30 fps, the ganger
 for frames 0-14 and at (17, 10) from frame 15 on - a 7 in move of its 6 in - with the
 brute at (30, 20) all along. The referee sees the move once it has stood still for 0.3 s:
 the violation is at frame 24 (0.8 s). One server serves the module and the tests run in
-file order; the last one re-judges the match (a new revision).
+file order; the last of them re-judges the match (a new revision).
+
+The Necromunda sample (samples/necromunda, recorded by ``tablesight analyze --script``) is
+served by a replay of its own, for a re-judge as a user makes it on a real gang's move.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 import signal
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -38,12 +43,12 @@ def recorded(match_files, tablesight, tmp_path_factory):
     return db
 
 
-@pytest.fixture(scope="module")
-def server(recorded, tablesight_command):
+@contextlib.contextmanager
+def replaying(tablesight_command, db: Path):
     """``tablesight replay match.db --port 0 --no-browser``; its URL from the line it
     prints."""
     process = subprocess.Popen(
-        [*tablesight_command, "replay", str(recorded), "--port", "0", "--no-browser"],
+        [*tablesight_command, "replay", str(db), "--port", "0", "--no-browser"],
         stderr=subprocess.PIPE,
         text=True,
     )
@@ -60,6 +65,13 @@ def server(recorded, tablesight_command):
         if process.stderr is not None:
             process.stderr.close()
     assert (code, rest) == (0, "")
+
+
+@pytest.fixture(scope="module")
+def server(recorded, tablesight_command):
+    """The clip's replay; its URL."""
+    with replaying(tablesight_command, recorded) as url:
+        yield url
 
 
 @pytest.fixture
@@ -216,3 +228,100 @@ def test_re_judge_a_charge_and_measure_at_that_moment(open_page):
     found = re.fullmatch(r"ganger to brute: (\d+\.\d\d) in \+/- \d+\.\d\d", out.text_content())
     assert found, out.text_content()
     assert float(found.group(1)) == pytest.approx(math.hypot(13, 10) - 1.0, abs=0.05)
+
+
+# -- the Necromunda sample ------------------------------------------------------------------
+
+NECROMUNDA = Path(__file__).resolve().parents[2] / "samples" / "necromunda"
+#: How long a person holds the button for a click (ms), and pauses between two actions.
+HOLD_MS, PAUSE_MS = 120, 400
+
+
+@pytest.fixture(scope="module")
+def necromunda_server(tablesight, tablesight_command, sample_options, tmp_path_factory):
+    """The Necromunda sample's match, recorded by ``tablesight analyze --script`` as its
+    README says, and its replay; the replay's URL."""
+    db = tmp_path_factory.mktemp("necromunda") / "match.db"
+    ran = tablesight(
+        "analyze",
+        str(NECROMUNDA / "match.mp4"),
+        *sample_options("necromunda"),
+        "--script",
+        str(NECROMUNDA / "session.toml"),
+        "-o",
+        str(db),
+    )
+    assert ran.returncode == 0, ran.stderr
+    with replaying(tablesight_command, db) as url:
+        yield url
+
+
+def press(page, target) -> None:
+    """A person's click on ``target``: the pointer onto it, the button held, released,
+    and a pause to read what it did."""
+    target.scroll_into_view_if_needed()
+    box = target.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, steps=8)
+    page.wait_for_timeout(PAUSE_MS // 2)
+    page.mouse.down()
+    page.wait_for_timeout(HOLD_MS)
+    page.mouse.up()
+    page.wait_for_timeout(PAUSE_MS)
+
+
+#: The card's move: "moved 5.74 in of 6.00 (straight 5.74)".
+CARD_MOVE = re.compile(r"moved (\d+\.\d\d) in of (\d+\.\d\d) \(straight \d+\.\d\d\)")
+#: A flag's label: "movement: 5.74 in / 5.00".
+MOVEMENT_FLAG = re.compile(r"movement: (\d+\.\d\d) in / (\d+\.\d\d)")
+
+
+def test_a_re_judged_move_shows_one_allowance_on_the_card_and_the_flag(pages, necromunda_server):
+    """Issue 28 item 6: nyx re-judged as a move, its card said "moved 5.73 in of 6.00" (the
+    charge's allowance, from before the re-judge) while its flag said "5.73 / 5.00"."""
+    page = pages(necromunda_server + "?time=0", wait_until="load")
+    expect(page.locator("#clock")).to_contain_text(", frame 0")
+    page.wait_for_timeout(PAUSE_MS)
+
+    # to nyx's charge: its move's event in the list, then nyx on the map
+    press(page, page.locator("#events li", has_text="nyx moved"))
+    expect(page.locator("#flags li", has_text="nyx: charge:")).to_have_count(1)
+    press(page, page.locator('svg#map path.base[data-model="nyx"]'))
+    card = page.locator("#info")
+    expect(card.locator("h2")).to_have_text("nyx")
+    expect(page.locator("#model")).to_have_value("nyx")
+    # as charged: nyx's Movement 5 (roster.toml) plus the D3 roll of 1 (session.toml) = 6 in
+    found = CARD_MOVE.search(card.inner_text())
+    assert found, card.inner_text()
+    assert float(found.group(2)) == 6.0
+
+    # re-judged as a plain move with the page's controls
+    page.select_option("#action", "move")
+    page.wait_for_timeout(PAUSE_MS)
+    expect(page.locator("#target")).to_have_value("")
+    expect(page.locator("#roll")).to_have_value("")
+    press(page, page.locator("#declare"))
+    expect(page.locator("#revision")).to_contain_text("nyx declared move at ")
+    expect(page.locator("#message")).to_have_text(re.compile(r"^revision \d+ saved$"))
+    flag = page.locator("#flags li", has_text="nyx: movement:")
+    expect(flag).to_have_count(1)
+    expect(page.locator("#flags li", has_text="nyx: charge:")).to_have_count(0)
+    page.wait_for_timeout(PAUSE_MS)  # a person reads the card and the flag
+
+    # a plain move allows nyx's Movement: 5 in (roster.toml: movement = 5); it went from
+    # (3, 14.5) to (3, 8.76) (storyboard.toml): 14.5 - 8.76 = 5.74 in
+    shown = card.inner_text()
+    on_card = CARD_MOVE.search(shown)
+    assert on_card, shown
+    flag_id = flag.get_attribute("data-flag")
+    texts = {
+        "flag list": flag.locator(".flag-what").inner_text(),
+        "map label": page.locator(f'svg#map text.flag-label[data-flag="{flag_id}"]').text_content(),
+    }
+    for where, text in texts.items():
+        on_flag = MOVEMENT_FLAG.search(text)
+        assert on_flag, (where, text)
+        assert float(on_flag.group(2)) == 5.0, (where, text)
+        assert float(on_flag.group(1)) == pytest.approx(14.5 - 8.76, abs=0.05), (where, text)
+    assert float(on_card.group(2)) == 5.0, shown
+    assert float(on_card.group(1)) == pytest.approx(14.5 - 8.76, abs=0.05), shown

@@ -82,9 +82,11 @@
   }
 
   function stop() {
+    const was = playing;
     playing = null;
     $("play").textContent = "Play";
     keepTime(true);
+    if (was && state) renderCard();  // the distances of the moment it stopped at
   }
 
   // -- drawing ---------------------------------------------------------------------------
@@ -123,7 +125,44 @@
     TS.cameraLost($("camera-lost"), state);
     TS.listFlags($("flags"), state.flags, (id, decision) =>
       rejudged(TS.post(`/api/flags/${id}`, { decision })));
+    renderCard();
     markNow();
+  }
+
+  // The selected model's card, of the moment shown. Its model (profile, where it stands,
+  // its move: how far, of what allowance) is the state's, the very state the flags and
+  // drawings are of: after a seek or a re-judge the card cannot keep a move the flag no
+  // longer has. Only the distances to those near it are asked for (/api/models/<id>), again
+  // for each moment shown (once a second at most while playing, as the table view does);
+  // their answer leaves the message line as it is ("revision 2 saved").
+  let near = null;       // {model, key, near}: the distances last answered
+  let nearAsked = null;  // the model and moment they were last asked for
+  let nearAt = 0;        // when, while playing
+  function renderCard() {
+    const box = $("info");
+    box.textContent = "";
+    if (!selected) { delete box.dataset.model; return; }
+    box.dataset.model = selected;
+    const model = state.models.find((m) => m.id === selected);
+    if (!model) {
+      TS.html("h2", selected, box);
+      TS.html("div", "not on the table at this moment", box);
+      return;
+    }
+    const key = `${selected}@${state.live.generation}.${state.live.version}`;
+    if (nearAsked !== key && (!playing || performance.now() - nearAt > 1000)) askNear(selected, key);
+    box.appendChild(TS.modelCard({ model, near: near && near.model === selected ? near.near : [] }));
+  }
+
+  async function askNear(id, key) {
+    nearAsked = key;
+    nearAt = performance.now();
+    let got;
+    try { got = await TS.get(`/api/models/${encodeURIComponent(id)}`); }
+    catch (err) { if (nearAsked === key) say(err.message); return; }
+    if (nearAsked !== key) return;  // a newer moment or model was asked for since
+    near = { model: id, key, near: got.near };
+    render();
   }
 
   // the events up to the moment shown are "past"; the newest of them is "now"
@@ -226,7 +265,6 @@
   function select(id) {
     selected = id || null;
     $("model").value = selected || "";
-    tool.card(selected);
     render();
   }
 
