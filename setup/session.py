@@ -211,7 +211,8 @@ class _Run:
         code = self.process.poll()
         if code is None:
             return "running" if self.url else "starting"
-        last = next((line for line in reversed(self.lines) if line), "")
+        said = (line for line in reversed(self.lines) if line and not RUN_URL.search(line))
+        last = next(said, "")  # its last word, not the address it no longer serves
         return f"ended (exit status {code})" + (f": {last}" if last else "")
 
     def to_dict(self) -> dict[str, object]:
