@@ -7,15 +7,26 @@ the command so that ``tablesight --help`` stays instant.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import sys
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import click
+
+from tablesight.options import (
+    broker_link,
+    broker_options,
+    broker_target,
+    cannot_listen,
+    fail,
+    login_of,
+    publish_table,
+    serve,
+    table_options,
+)
 
 # OpenCV's own "[ WARN ...]" lines (a camera not found, a stream retried) never reach the
 # terminal: every problem is told once, in our words. Read when cv2 is first imported.
@@ -23,29 +34,16 @@ os.environ.setdefault("OPENCV_LOG_LEVEL", "ERROR")
 os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from tablesight.calibration.printing import SheetEntry
     from tablesight.calibration.setup import Setup
     from tablesight.match.game import Game
     from tablesight.match.writer import MatchWriter
     from tablesight.rules.session import Event
-    from tablesight.tournament.link import BrokerLink
-    from tablesight.tournament.publisher import TablePublisher
-    from tablesight.webui.serve import Server
 
 __version__ = "0.1.0"
 
-#: Exit status for bad input.
-EXIT_USAGE = 2
 #: What ``--ruleset`` takes.
 RULESET_HELP = "A game's TOML file outside the package (see README, Adding a game)."
-
-
-def fail(message: str) -> NoReturn:
-    """Print one line to stderr and exit with status 2 (bad input, never a traceback)."""
-    click.echo(f"tablesight: {message}", err=True)
-    sys.exit(EXIT_USAGE)
 
 
 class _Commands(click.Group):
@@ -451,90 +449,6 @@ def calibrate_camera(views: tuple[Path, ...], board_path: Path, output: Path) ->
     click.echo(f"wrote {output}")
 
 
-def _broker_options(command: Callable[..., None]) -> Callable[..., None]:
-    """``--broker`` and what goes with it, for ``run``, ``demo`` and ``hub``."""
-    options = [
-        click.option("--broker", help="The MQTT broker: mqtt://HOST:PORT, or mqtts:// for TLS."),
-        click.option("--broker-user", help="The user name to log in to the broker with."),
-        click.option(
-            "--broker-password",
-            envvar="TABLESIGHT_BROKER_PASSWORD",
-            help="Its password (better: the TABLESIGHT_BROKER_PASSWORD variable).",
-        ),
-        click.option(
-            "--broker-ca",
-            type=click.Path(dir_okay=False, path_type=Path),
-            help="mqtts://: the certificate authority to check the broker against.",
-        ),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
-
-
-def _table_options(command: Callable[..., None]) -> Callable[..., None]:
-    """The broker's options and the table's name there."""
-    command = click.option(
-        "--table-name",
-        help="This table's name at the broker and on the hub [default: this computer's name].",
-    )(command)
-    return _broker_options(command)
-
-
-def _link(broker: str, user: str | None, password: str | None, ca: Path | None) -> BrokerLink:
-    from tablesight.rules.errors import InputError
-    from tablesight.tournament.link import BrokerLink
-
-    try:
-        return BrokerLink.parse(broker, user, password, ca)
-    except InputError as exc:
-        fail(str(exc))
-
-
-def _login(options: dict[str, Any]) -> tuple[str | None, str | None, Path | None]:
-    return options["broker_user"], options["broker_password"], options["broker_ca"]
-
-
-def _broker_target(
-    table_name: str | None, broker: str | None, options: dict[str, Any]
-) -> tuple[BrokerLink, str] | None:
-    """The broker to publish to and this table's name there (``--broker``), checked before
-    anything starts; ``None`` without ``--broker``."""
-    login = _login(options)
-    if broker is None:
-        # (a password in TABLESIGHT_BROKER_PASSWORD, left in the shell, is no mistake)
-        user, _, ca = login
-        if table_name is not None or user is not None or ca is not None:
-            fail("--table-name, --broker-user, --broker-ca: give --broker too")
-        return None
-    import socket
-
-    from tablesight.rules.errors import InputError
-    from tablesight.tournament.link import check_name
-
-    link = _link(broker, *login)
-    try:
-        return link, check_name(table_name or socket.gethostname().split(".")[0])
-    except InputError as exc:
-        fail(f"{exc}{'' if table_name else '; name this table with --table-name'}")
-
-
-def _publisher(
-    referee: Game, server: Server, target: tuple[BrokerLink, str] | None
-) -> TablePublisher | None:
-    """The table published to the broker, on threads of its own; never waits for it."""
-    if target is None:
-        return None
-    from tablesight.tournament.publisher import TablePublisher
-
-    link, name = target
-    publisher = TablePublisher(
-        referee, link, name, server.host, server.port, say=click.echo
-    ).start()
-    click.echo(f"publishing as table {name!r} to {link.url}", err=True)
-    return publisher
-
-
 @main.command()
 @click.option(
     "--source",
@@ -551,7 +465,7 @@ def _publisher(
 @click.option("--host", default="127.0.0.1", show_default=True, help="0.0.0.0: the LAN too.")
 @click.option("--port", default=5000, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--setup-url", help="The set-up page that started it: the table view links there.")
-@_table_options
+@table_options
 def run(
     source: str,
     game: str | None,
@@ -579,7 +493,7 @@ def run(
     from tablesight.vision.sources import LiveSource, SourceError, open_source
     from tablesight.webui.serve import referee_until_stopped
 
-    target = _broker_target(table_name, broker, options)
+    target = broker_target(table_name, broker, options)
     try:
         setup = _setup(game, ruleset_path, table_path, roster_path, terrain_path, camera_path)
         opened = open_source(source)
@@ -597,8 +511,8 @@ def run(
         referee = Game(setup, opened, paced=True, recorder=recorder)
         referee.listen(lambda e: click.echo(_event_line(e)))
         click.echo(_source_line(setup.ruleset.title, source, getattr(opened, "granted", None)))
-        server = _serve(referee, host, port, setup_url)
-        publisher = _publisher(referee, server, target)
+        server = serve(referee, host, port, setup_url)
+        publisher = publish_table(referee, server, target)
         _key_controls(referee)
     except (KeyboardInterrupt, SystemExit) as exc:
         if isinstance(opened, LiveSource):
@@ -703,7 +617,7 @@ def setup(source: str | None, folder: str, host: str, port: int, ruleset_path: P
         fail(f"--source: {exc.message}")
     except OSError as exc:
         table.close()
-        _cannot_listen(host, port, exc)
+        cannot_listen(host, port, exc)
     head, _, query = server.url.partition("?")
     table.page_url = head + "setup" + (f"?{query}" if query else "")
     click.echo(f"set-up page: {server.url}", err=True)
@@ -715,7 +629,7 @@ def setup(source: str | None, folder: str, host: str, port: int, ruleset_path: P
 
 
 @main.command()
-@_broker_options
+@broker_options
 @click.option("--host", default="127.0.0.1", show_default=True, help="0.0.0.0: the LAN too.")
 @click.option("--port", default=5080, show_default=True, type=click.IntRange(0, 65535))
 @click.option(
@@ -733,7 +647,7 @@ def hub(broker: str | None, host: str, port: int, name: str, **options: Any) -> 
 
     if broker is None:
         fail("--broker: the hub reads the tables from a broker: give mqtt://HOST:PORT")
-    link = _link(broker, *_login(options))
+    link = broker_link(broker, *login_of(options))
     try:
         tables = Hub(link, check_name(name, "--name")).start()
     except InputError as exc:
@@ -742,7 +656,7 @@ def hub(broker: str | None, host: str, port: int, name: str, **options: Any) -> 
         server = hub_server(tables, host, port).start()
     except OSError as exc:
         tables.close()
-        _cannot_listen(host, port, exc)
+        cannot_listen(host, port, exc)
     click.echo(f"hub: reading tables from {link.url}; the page: {server.url}", err=True)
     lan = link.local_address() if host in ("0.0.0.0", "::") else None
     if lan is not None:
@@ -789,7 +703,7 @@ DEMO_GAME = "necromunda"
     type=click.FloatRange(0.1, 100.0),
     help="Play the clip this many times faster than real time (for tests).",
 )
-@_table_options
+@table_options
 def demo(
     game: str,
     port: int,
@@ -814,7 +728,7 @@ def demo(
     from tablesight.vision.sources import FileSource, SourceError
     from tablesight.webui.serve import referee_until_stopped
 
-    target = _broker_target(table_name, broker, options)
+    target = broker_target(table_name, broker, options)
     samples = _samples()
     folder = samples / game
     games = sorted(p.name for p in samples.iterdir() if (p / "match.mp4").is_file())
@@ -834,7 +748,7 @@ def demo(
         fail(str(exc))
     referee = Game(setup, source, paced=True, loop=not once, speed=speed, script=script)
     referee.listen(lambda e: click.echo(_event_line(e)))
-    server = _serve(referee, "127.0.0.1", port, make_target="demo")
+    server = serve(referee, "127.0.0.1", port, make_target="demo")
     click.echo(
         f"TableSight demo: {setup.ruleset.title}, the sample match in {folder} played as a "
         "live camera would be.\n"
@@ -844,7 +758,7 @@ def demo(
         f"  OBS pages: {server.url}broadcast and {server.url}overlay. Ctrl-C stops.",
         err=True,
     )
-    publisher = _publisher(referee, server, target)
+    publisher = publish_table(referee, server, target)
     if not no_browser:
         webbrowser.open(server.url)
     referee_until_stopped(referee, server, publisher)
@@ -858,65 +772,6 @@ def _recorder(path: Path | None, setup: Setup, source: str, video: bool) -> Matc
     from tablesight.match.writer import MatchWriter
 
     return MatchWriter(path, setup, video=video, source=source, app_version=__version__)
-
-
-#: ``OSError.errno`` of an address in use: POSIX's, and Windows' (WSAEADDRINUSE).
-ADDRESS_IN_USE = {errno.EADDRINUSE, 10048}
-#: How many ports after a taken one are tried for one to suggest.
-PORTS_TRIED = 100
-
-
-def _free_port_after(host: str, port: int) -> int | None:
-    """The first port after ``port`` that ``host`` can listen on now, or ``None``."""
-    import socket
-
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    for candidate in range(port + 1, min(port + 1 + PORTS_TRIED, 65536)):
-        with socket.socket(family, socket.SOCK_STREAM) as probe:
-            if os.name != "nt":  # as the server binds (a port in TIME_WAIT is free)
-                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                probe.bind((host, candidate))
-            except OSError:
-                continue
-            return candidate
-    return None
-
-
-def _cannot_listen(host: str, port: int, exc: OSError, make_target: str | None = None) -> NoReturn:
-    """``--port`` refused in one line: a port taken says so and names a free one to give
-    instead (and how to give it to ``make_target``, the Makefile's command running this)."""
-    if exc.errno not in ADDRESS_IN_USE:
-        fail(f"--port: cannot listen on {host}:{port}: {exc.strerror}")
-    line = f"--port: {host}:{port} is taken (another program, or another TableSight, listens there)"
-    free = _free_port_after(host, port)
-    if free is not None:
-        line += f"; give another, e.g. --port {free}"
-        if make_target is not None:
-            line += f' (make {make_target} ARGS="--port {free}")'
-    fail(line)
-
-
-def _serve(
-    referee: Game,
-    host: str,
-    port: int,
-    setup_url: str | None = None,
-    make_target: str | None = None,
-) -> Server:
-    """The web UI on a thread of its own; prints where to open it."""
-    from tablesight.webui.serve import Server
-
-    try:
-        server = Server(referee, host, port, setup_url=setup_url).start()
-    except OSError as exc:
-        _cannot_listen(host, port, exc, make_target)
-    click.echo(f"table view: {server.url}", err=True)
-    if server.token:
-        click.echo(
-            "  (controls need the token in that URL; viewers without it can only watch)", err=True
-        )
-    return server
 
 
 @main.command()
@@ -1061,7 +916,7 @@ def replay(match: Path, port: int, no_browser: bool) -> None:
         server = Server(opened, "127.0.0.1", port, replay=True)
     except OSError as exc:
         opened.close()
-        _cannot_listen("127.0.0.1", port, exc)
+        cannot_listen("127.0.0.1", port, exc)
     url = server.url + "replay"
     click.echo(f"replay: {url}", err=True)
     if not no_browser:

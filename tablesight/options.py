@@ -1,0 +1,173 @@
+"""What the commands share: one-line refusals, the broker's options and the table
+published there, and the web UI served on a port (a taken one refused with a free one to
+give instead)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from tablesight.match.game import Game
+    from tablesight.tournament.link import BrokerLink
+    from tablesight.tournament.publisher import TablePublisher
+    from tablesight.webui.serve import Server
+
+#: Exit status for bad input.
+EXIT_USAGE = 2
+
+
+def fail(message: str) -> NoReturn:
+    """Print one line to stderr and exit with status 2 (bad input, never a traceback)."""
+    click.echo(f"tablesight: {message}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+def broker_options(command: Callable[..., None]) -> Callable[..., None]:
+    """``--broker`` and what goes with it, for ``run``, ``demo`` and ``hub``."""
+    options = [
+        click.option("--broker", help="The MQTT broker: mqtt://HOST:PORT, or mqtts:// for TLS."),
+        click.option("--broker-user", help="The user name to log in to the broker with."),
+        click.option(
+            "--broker-password",
+            envvar="TABLESIGHT_BROKER_PASSWORD",
+            help="Its password (better: the TABLESIGHT_BROKER_PASSWORD variable).",
+        ),
+        click.option(
+            "--broker-ca",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="mqtts://: the certificate authority to check the broker against.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def table_options(command: Callable[..., None]) -> Callable[..., None]:
+    """The broker's options and the table's name there."""
+    command = click.option(
+        "--table-name",
+        help="This table's name at the broker and on the hub [default: this computer's name].",
+    )(command)
+    return broker_options(command)
+
+
+def broker_link(broker: str, user: str | None, password: str | None, ca: Path | None) -> BrokerLink:
+    from tablesight.rules.errors import InputError
+    from tablesight.tournament.link import BrokerLink
+
+    try:
+        return BrokerLink.parse(broker, user, password, ca)
+    except InputError as exc:
+        fail(str(exc))
+
+
+def login_of(options: dict[str, Any]) -> tuple[str | None, str | None, Path | None]:
+    return options["broker_user"], options["broker_password"], options["broker_ca"]
+
+
+def broker_target(
+    table_name: str | None, broker: str | None, options: dict[str, Any]
+) -> tuple[BrokerLink, str] | None:
+    """The broker to publish to and this table's name there (``--broker``), checked before
+    anything starts; ``None`` without ``--broker``."""
+    login = login_of(options)
+    if broker is None:
+        # (a password in TABLESIGHT_BROKER_PASSWORD, left in the shell, is no mistake)
+        user, _, ca = login
+        if table_name is not None or user is not None or ca is not None:
+            fail("--table-name, --broker-user, --broker-ca: give --broker too")
+        return None
+    import socket
+
+    from tablesight.rules.errors import InputError
+    from tablesight.tournament.link import check_name
+
+    link = broker_link(broker, *login)
+    try:
+        return link, check_name(table_name or socket.gethostname().split(".")[0])
+    except InputError as exc:
+        fail(f"{exc}{'' if table_name else '; name this table with --table-name'}")
+
+
+def publish_table(
+    referee: Game, server: Server, target: tuple[BrokerLink, str] | None
+) -> TablePublisher | None:
+    """The table published to the broker, on threads of its own; never waits for it."""
+    if target is None:
+        return None
+    from tablesight.tournament.publisher import TablePublisher
+
+    link, name = target
+    publisher = TablePublisher(
+        referee, link, name, server.host, server.port, say=click.echo
+    ).start()
+    click.echo(f"publishing as table {name!r} to {link.url}", err=True)
+    return publisher
+
+
+#: ``OSError.errno`` of an address in use: POSIX's, and Windows' (WSAEADDRINUSE).
+ADDRESS_IN_USE = {errno.EADDRINUSE, 10048}
+#: How many ports after a taken one are tried for one to suggest.
+PORTS_TRIED = 100
+
+
+def free_port_after(host: str, port: int) -> int | None:
+    """The first port after ``port`` that ``host`` can listen on now, or ``None``."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    for candidate in range(port + 1, min(port + 1 + PORTS_TRIED, 65536)):
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            if os.name != "nt":  # as the server binds (a port in TIME_WAIT is free)
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((host, candidate))
+            except OSError:
+                continue
+            return candidate
+    return None
+
+
+def cannot_listen(host: str, port: int, exc: OSError, make_target: str | None = None) -> NoReturn:
+    """``--port`` refused in one line: a port taken says so and names a free one to give
+    instead (and how to give it to ``make_target``, the Makefile's command running this)."""
+    if exc.errno not in ADDRESS_IN_USE:
+        fail(f"--port: cannot listen on {host}:{port}: {exc.strerror}")
+    line = f"--port: {host}:{port} is taken (another program, or another TableSight, listens there)"
+    free = free_port_after(host, port)
+    if free is not None:
+        line += f"; give another, e.g. --port {free}"
+        if make_target is not None:
+            line += f' (make {make_target} ARGS="--port {free}")'
+    fail(line)
+
+
+def serve(
+    referee: Game,
+    host: str,
+    port: int,
+    setup_url: str | None = None,
+    make_target: str | None = None,
+) -> Server:
+    """The web UI on a thread of its own; prints where to open it."""
+    from tablesight.webui.serve import Server
+
+    try:
+        server = Server(referee, host, port, setup_url=setup_url).start()
+    except OSError as exc:
+        cannot_listen(host, port, exc, make_target)
+    click.echo(f"table view: {server.url}", err=True)
+    if server.token:
+        click.echo(
+            "  (controls need the token in that URL; viewers without it can only watch)", err=True
+        )
+    return server
