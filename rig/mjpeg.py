@@ -3,9 +3,10 @@ pictures at a camera's rate (what phone camera apps and IP cameras send)."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterable
-from http.server import BaseHTTPRequestHandler
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 def send_mjpeg(handler: BaseHTTPRequestHandler, pictures: Iterable[bytes], fps: float) -> None:
@@ -22,3 +23,29 @@ def send_mjpeg(handler: BaseHTTPRequestHandler, pictures: Iterable[bytes], fps: 
             time.sleep(1 / fps)
     except (BrokenPipeError, ConnectionResetError):
         pass
+
+
+def dropping_camera(jpeg: bytes, connections: int, away_s: float = 3.0) -> ThreadingHTTPServer:
+    """A camera on 127.0.0.1 (serving on a thread of its own; ``shutdown`` and
+    ``server_close`` it) that sends half a second of ``jpeg`` (15 pictures at 30 fps) on
+    each connection and then drops it; from the second connection on it is away for
+    ``away_s`` first (over the 2 s that make a loss), and after ``connections`` it refuses
+    for good (503)."""
+    served: list[float] = []
+
+    class Camera(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            served.append(time.monotonic())
+            if len(served) > connections:
+                self.send_error(503)
+                return
+            if len(served) > 1:
+                time.sleep(away_s)
+            send_mjpeg(self, [jpeg] * 15, fps=30)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Camera)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server

@@ -115,8 +115,6 @@ def _json_comment(path: Path) -> str | None:
     try:
         text = path.read_text(encoding="utf-8")
         json.loads(text)
-    except (OSError, UnicodeDecodeError, RecursionError):
-        return None
     except json.JSONDecodeError as exc:
         line = text.splitlines()[exc.lineno - 1] if exc.lineno <= len(text.splitlines()) else ""
         start = line[exc.colno - 1 :].lstrip()
@@ -127,6 +125,8 @@ def _json_comment(path: Path) -> str | None:
             f"{path}: line {exc.lineno}: a comment ({mark} ...): JSON has no comments; "
             "take them all out (samples/scenarios/ has files that load as they are)"
         )
+    except (OSError, ValueError, RecursionError):  # unreadable, a 5,000-digit number, ...
+        return None
     return None
 
 

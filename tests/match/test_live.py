@@ -182,39 +182,17 @@ def test_each_loss_of_the_camera_and_each_return_is_told_once(setup, footage):
     and answers again after 3 s (longer than the 2 s that make a loss): the status is live
     while it delivers, each loss is told (the second too) and each return, and stopping
     the game is no loss."""
-    import threading
     import time
-    from collections.abc import Iterator
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     import cv2
 
     from tablesight.match.game import CAMERA_LOST, LIVE
-    from tablesight.rig.mjpeg import send_mjpeg
+    from tablesight.rig.mjpeg import dropping_camera
 
     _, pics = footage
     ok, jpeg = cv2.imencode(".jpg", pics["start"], [cv2.IMWRITE_JPEG_QUALITY, 90])
     assert ok
-    served = []
-
-    def pictures(away: bool) -> Iterator[bytes]:
-        if away:
-            time.sleep(3.0)  # away for longer than CAMERA_TIMEOUT_S
-        yield from [jpeg.tobytes()] * 15
-
-    class Camera(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            served.append(time.monotonic())
-            if len(served) > 3:  # a third drop-out for good, after two returns
-                self.send_error(503)
-                return
-            send_mjpeg(self, pictures(away=len(served) > 1), fps=30)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Camera)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = dropping_camera(jpeg.tobytes(), connections=3)  # a third drop-out for good
     source = LiveSource(f"http://127.0.0.1:{server.server_address[1]}/v", retry_s=(0.05, 0.1))
     game = Game(setup, source)
     heard = []

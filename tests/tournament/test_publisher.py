@@ -712,35 +712,14 @@ def test_the_hub_is_told_the_camera_lost_and_back(setup, footage, mosquitto, wat
     the 2 s that make a loss) and delivers again, then drops for good: the status the hub
     reads says live, lost, live, lost in that order, and the loss and the return each
     arrive once as events."""
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
     from tablesight.match.game import CAMERA_LOST, LIVE
-    from tablesight.rig.mjpeg import send_mjpeg
+    from tablesight.rig.mjpeg import dropping_camera
     from tablesight.vision.sources import LiveSource
 
     _, pics = footage
     ok, jpeg = cv2.imencode(".jpg", pics["start"], [cv2.IMWRITE_JPEG_QUALITY, 90])
     assert ok
-    served: list[float] = []
-
-    def pictures(away: bool) -> Iterator[bytes]:
-        if away:
-            time.sleep(3.0)
-        yield from [jpeg.tobytes()] * 15
-
-    class Camera(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            served.append(time.monotonic())
-            if len(served) > 2:  # gone for good after one return
-                self.send_error(503)
-                return
-            send_mjpeg(self, pictures(away=len(served) > 1), fps=30)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Camera)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = dropping_camera(jpeg.tobytes(), connections=2)  # gone for good after one return
     source = LiveSource(f"http://127.0.0.1:{server.server_address[1]}/v", retry_s=(0.05, 0.1))
     game = Game(setup, source)
     watcher = watchers()

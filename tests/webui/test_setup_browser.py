@@ -505,12 +505,20 @@ def test_each_steps_refusal_is_said_at_its_field(rig, table_only, pages, run_set
         first, second = rig.models[:2]
         assert first.base_mm == 32.0
         open_marker(page, url, first.marker)
-        fill_model(page, first, marker_size=False)  # the size left out: the base's largest
+        fill_model(page, first, marker_size=False)  # the sheet's 20 mm: too big for its base
         page.locator('#keywords input[value="walker"]').check()
         click(page, "#save-entry")
+        # refused where it is typed, not when printing: 20 mm with its one-cell border of
+        # 20 / 6 mm is 26.7 mm square, 37.7 mm across, over a 32 mm base; at most
+        # 32 / sqrt(2) x 6 / 8 = 16.97, floored to 16.9 mm
+        size_error = field_error(page, "roster", "entry.marker_size_mm")
+        expect(size_error).to_contain_text(f"{first.id} 20 mm on a 32 mm round base")
+        expect(size_error).to_contain_text("(at most 16.9 mm)")
+        assert size_error.inner_text().count(first.id) == 1
+        assert api(url, "/api/setup/state")["models"] == []
+        type_into(page, '#entry-form input[name="entry.marker_size_mm"]', "16")
+        click(page, "#save-entry")
         expect(page.locator("#entry-form")).to_be_hidden()
-        # a 32 mm round base: 16.9 mm with a one-cell border of 16.9 / 6 mm is 22.5 mm
-        # wide, 31.9 mm across its diagonal; whole millimetres: 16
         assert api(url, "/api/setup/state")["models"][0]["marker_size_mm"] == 16.0
         open_marker(page, url, second.marker)
         fill_model(page, second)
@@ -524,17 +532,6 @@ def test_each_steps_refusal_is_said_at_its_field(rig, table_only, pages, run_set
         expect(marker_error).to_contain_text(DICTIONARY)
         assert len(api(url, "/api/setup/state")["models"]) == 1
         type_into(page, '#entry-form input[name="entry.marker"]', str(second.marker))
-        # a marker too big for its base, refused where it is typed, not when printing
-        type_into(page, '#entry-form input[name="entry.marker_size_mm"]', "24")
-        click(page, "#save-entry")
-        size_error = field_error(page, "roster", "entry.marker_size_mm")
-        expect(size_error).to_contain_text(f"{second.id} 24 mm on a {second.base_mm:g} mm round")
-        expect(size_error).to_contain_text("16.9 mm" if second.base_mm == 32 else "21.2 mm")
-        assert size_error.inner_text().count(second.id) == 1
-        assert len(api(url, "/api/setup/state")["models"]) == 1
-        type_into(
-            page, '#entry-form input[name="entry.marker_size_mm"]', f"{BASES_MM[second.base_mm]:g}"
-        )
         click(page, "#save-entry")
         expect(page.locator("#entry-form")).to_be_hidden()
         shown = api(url, "/api/setup/state")["models"]
