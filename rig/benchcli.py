@@ -148,6 +148,20 @@ def bench_bases(shots: int) -> None:
     click.echo(base_marker_table(shots))
 
 
+@bench.command("soak")
+@click.option("--minutes", default=60.0, show_default=True, help="How long the demo runs.")
+@click.option("--every", default=60.0, show_default=True, help="Seconds between readings.")
+@click.option("--viewers", default=2, show_default=True, help="Clients on each stream.")
+@click.option("--warm-up", default=10.0, show_default=True, help="Minutes before the plateau.")
+def bench_soak(minutes: float, every: float, viewers: int, warm_up: float) -> None:
+    """The demo left running with viewers on its event and picture streams: its memory
+    every minute, and how it moves after the warm-up (MINUTES, one hour by default)."""
+    from tablesight.rig.soak import run
+
+    _about(f"bench soak: the demo for {minutes:g} minutes with {2 * viewers} viewers")
+    click.echo(run(minutes, every, viewers, say=click.echo).report(warm_up))
+
+
 @bench.command("accuracy")
 @click.option("--settings", is_flag=True, help="Compare detector settings instead.")
 def bench_accuracy(settings: bool) -> None:
