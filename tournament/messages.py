@@ -6,6 +6,10 @@ Every message is a JSON object with ``"v": 1``. A table named ``t`` writes
 (retained) and ``tablesight/t/answers``, and reads ``tablesight/t/commands``, which only the
 hub writes. A receiver checks each message against the models here and drops (and counts)
 one that does not fit; a later version only adds keys.
+
+The types are strict, as ``docs/hub.md`` gives them: an integer is a JSON integer (not
+``"1"``, not ``1.0``, not ``true``), a number an integer or a float (not a boolean nor a
+string), a boolean ``true`` or ``false``, a string a string. Nothing is coerced.
 """
 
 from __future__ import annotations
@@ -46,9 +50,13 @@ def encode(message: dict[str, Any]) -> bytes:
     return json.dumps({"v": VERSION, **message}, separators=(",", ":")).encode()
 
 
+#: Strict types (no string for a number, no boolean for an integer); keys a later
+#: version adds are kept, never refused.
+STRICT = ConfigDict(extra="allow", strict=True)
+
+
 class _Message(BaseModel):
-    # a later version only adds keys: unknown ones are kept, never refused
-    model_config = ConfigDict(extra="allow")
+    model_config = STRICT
     v: int = Field(ge=1)
     table: str
 
@@ -92,7 +100,7 @@ class EventMessage(_Message):
 
 
 class Flag(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = STRICT
     id: int
     kind: str
     rule: str
@@ -163,6 +171,10 @@ def decode(name: str, payload: bytes) -> _Message | None:
         data = json.loads(payload)
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise MessageError(f"{name}: not JSON") from None
+    except RecursionError:
+        raise MessageError(f"{name}: not JSON (nested too deep)") from None
+    except ValueError:  # an integer of more digits than Python converts (4300)
+        raise MessageError(f"{name}: not JSON (a number too long to read)") from None
     if not isinstance(data, dict):
         raise MessageError(f"{name}: expected a JSON object")
     try:

@@ -186,6 +186,82 @@ def test_a_message_that_does_not_fit_is_one_line_naming_the_topic_and_key(
     assert "\n" not in line
 
 
+# -- strict types --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "payload", "says"),
+    [
+        # a string is not an integer, nor a number, nor a boolean
+        ("status", sent(STATUS, v="1"), "v: Input should be a valid integer"),
+        ("status", sent(STATUS, turn="2"), "turn: Input should be a valid integer"),
+        ("status", sent(STATUS, events="12"), "events: Input should be a valid integer"),
+        ("status", sent(STATUS, since="1760000000.5"), "since: Input should be a valid number"),
+        ("status", sent(STATUS, online="true"), "online: Input should be a valid boolean"),
+        ("commands", sent(COMMAND, flag="5"), "flag: Input should be a valid integer"),
+        ("flags", sent(FLAGS, flags=[{**FLAG, "id": "11"}]), "flags[0].id: Input should be"),
+        ("flags", sent(FLAGS, flags=[{**FLAG, "measured": "7.21"}]), "flags[0].measured: "),
+        ("events", sent(EVENT, sent_ms="1760000012345"), "sent_ms: Input should be a valid"),
+        ("answers", sent(ANSWER, ok="false"), "ok: Input should be a valid boolean"),
+        # a boolean is not an integer, nor a number
+        ("status", sent(STATUS, v=True), "v: Input should be a valid integer"),
+        ("status", sent(STATUS, turn=True), "turn: Input should be a valid integer"),
+        ("commands", sent(COMMAND, flag=True), "flag: Input should be a valid integer"),
+        ("flags", sent(FLAGS, flags=[{**FLAG, "id": False}]), "flags[0].id: Input should be"),
+        ("flags", sent(FLAGS, flags=[{**FLAG, "limit": True}]), "flags[0].limit: Input should"),
+        ("events", sent(EVENT, sent_ms=True), "sent_ms: Input should be a valid number"),
+        # an integer is not a boolean, a float not an integer, a number not a string
+        ("answers", sent(ANSWER, ok=1), "ok: Input should be a valid boolean"),
+        ("status", sent(STATUS, online=0), "online: Input should be a valid boolean"),
+        ("commands", sent(COMMAND, flag=11.0), "flag: Input should be a valid integer"),
+        ("status", sent(STATUS, turn=2.0), "turn: Input should be a valid integer"),
+        ("commands", sent(COMMAND, id=9), "id: Input should be a valid string"),
+        ("status", sent(STATUS, sides="goliath"), "sides: Input should be a valid list"),
+    ],
+)
+def test_a_value_of_another_type_is_refused_not_coerced(
+    kind: str, payload: bytes, says: str
+) -> None:
+    name = topic("table-7", kind)
+
+    with pytest.raises(MessageError) as refused:
+        decode(name, payload)
+
+    line = str(refused.value)
+    assert line.startswith(f"{name}: ") and says in line, line
+
+
+def test_an_integer_is_a_number_where_a_number_is_asked() -> None:
+    status = decode("tablesight/table-7/status", sent(STATUS, since=1_760_000_000))
+    assert isinstance(status, messages.Status)
+    assert status.since == 1_760_000_000.0 and isinstance(status.since, float)
+
+    flags = decode("tablesight/table-7/flags", sent(FLAGS, flags=[{**FLAG, "limit": 5}]))
+    assert isinstance(flags, messages.Flags)
+    assert flags.flags[0].limit == 5.0
+
+
+@pytest.mark.parametrize(
+    ("payload", "says"),
+    [
+        # 5,000 digits: more than Python turns into an integer
+        (
+            b'{"v": 1, "table": "table-7", "flag": ' + b"7" * 5000 + b"}",
+            "not JSON (a number too long to read)",
+        ),
+        (b"[" * 100_000 + b"]" * 100_000, "not JSON (nested too deep)"),
+        (b'{"a": ' * 100_000 + b"1" + b"}" * 100_000, "not JSON (nested too deep)"),
+    ],
+)
+def test_a_payload_python_cannot_read_is_one_line_too(payload: bytes, says: str) -> None:
+    name = topic("table-7", messages.COMMANDS)
+
+    with pytest.raises(MessageError) as refused:
+        decode(name, payload)
+
+    assert str(refused.value) == f"{name}: {says}"
+
+
 # -- a later version ---------------------------------------------------------------------
 
 
