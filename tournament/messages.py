@@ -155,6 +155,46 @@ KINDS: dict[str, type[_Message]] = {
 }
 
 
+#: The most digits an integer in a message may have (Python converts no more than 4300):
+#: a longer one is refused naming its key.
+LONGEST_INTEGER = 4300
+
+
+class _LongInteger:
+    """An integer of more than ``LONGEST_INTEGER`` digits, left unconverted."""
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+
+def _integer(text: str) -> int | _LongInteger:
+    digits = len(text.lstrip("-"))
+    return _LongInteger(digits) if digits > LONGEST_INTEGER else int(text)
+
+
+def read_json(payload: bytes) -> Any:
+    """The JSON in ``payload``, with a placeholder where an integer is too long to read
+    (never Python's ValueError for it); ``ValueError`` or ``RecursionError`` for what is
+    not JSON or nests too deep."""
+    return json.loads(payload, parse_int=_integer)
+
+
+def _long_number(data: Any) -> tuple[str, int] | None:
+    """Where the first integer too long to read is in ``data`` (its key's path), and its
+    digits; ``None`` when there is none. Walked without recursion (the JSON may nest
+    as deep as the reader takes)."""
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, _LongInteger):
+            return (field_path(path) if path else "payload"), value.digits
+        if isinstance(value, dict):
+            stack.extend(((*path, k), v) for k, v in reversed(list(value.items())))
+        elif isinstance(value, list):
+            stack.extend(((*path, i), v) for i, v in reversed(list(enumerate(value))))
+    return None
+
+
 class MessageError(ValueError):
     """A message that does not fit its topic's format; one line naming the topic and key."""
 
@@ -168,13 +208,16 @@ def decode(name: str, payload: bytes) -> _Message | None:
         return None
     table, kind = where
     try:
-        data = json.loads(payload)
+        data = read_json(payload)
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise MessageError(f"{name}: not JSON") from None
     except RecursionError:
         raise MessageError(f"{name}: not JSON (nested too deep)") from None
-    except ValueError:  # an integer of more digits than Python converts (4300)
-        raise MessageError(f"{name}: not JSON (a number too long to read)") from None
+    # (only a payload longer than that many digits can hold one)
+    long = _long_number(data) if len(payload) > LONGEST_INTEGER else None
+    if long is not None:
+        key, digits = long
+        raise MessageError(f"{name}: {key}: a number of {digits} digits, too long to read")
     if not isinstance(data, dict):
         raise MessageError(f"{name}: expected a JSON object")
     try:

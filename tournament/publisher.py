@@ -261,10 +261,10 @@ class TablePublisher:
                 elif item[0] == "stop" and closing_until is None:
                     closing_until = time.monotonic() + CLOSE_WAIT_S
             self.most_waiting = max(self.most_waiting, len(self._waiting))
+            for topic, payload in commands:  # each on its own: one never costs another
+                self._command_alone(topic, payload)
             try:
                 self._publish_waiting()
-                for topic, payload in commands:
-                    self._command(topic, payload)
                 self._publish_state(connected, closing=closing_until is not None)
                 if closing_until is not None and self.connected and not self._waiting:
                     if not said_goodbye:
@@ -376,6 +376,17 @@ class TablePublisher:
         return f"http://{host}:{self.port}/"
 
     # -- commands ------------------------------------------------------------------------
+
+    def _command_alone(self, topic: str, payload: bytes) -> None:
+        """One command applied and answered; should handling it fail, it is answered
+        with an error, in one line, and the commands that came with it go on."""
+        try:
+            self._command(topic, payload)
+        except Exception as exc:  # never seen: a fault here, not the command's
+            log.warning("table %s: a command could not be handled: %s", self.name, _one_line(exc))
+            log.debug("the command's fault", exc_info=True)
+            with contextlib.suppress(Exception):
+                self._answer(_command_id(payload), False, "payload: could not be handled")
 
     def _command(self, topic: str, payload: bytes) -> None:
         """A command read on ``commands``: applied and answered, or refused and answered."""
@@ -539,8 +550,8 @@ def _plain(flag: dict[str, Any]) -> dict[str, Any]:
 def _command_id(payload: bytes) -> str:
     """The id a command that does not fit says it has, if any, to quote in the answer."""
     try:
-        data = json.loads(payload)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        data = messages.read_json(payload)
+    except (ValueError, RecursionError):  # (UnicodeDecodeError, JSONDecodeError too)
         return ""
     found = data.get("id") if isinstance(data, dict) else None
     return found[:COMMAND_ID_CHARS] if isinstance(found, str) else ""
@@ -549,6 +560,12 @@ def _command_id(payload: bytes) -> str:
 def _field_error(line: str, topic: str) -> str:
     """A decoding problem as one line naming the field (without the topic)."""
     line = line.removeprefix(f"{topic}: ").splitlines()[0] if line else "payload: not valid"
-    if line in ("not JSON", "expected a JSON object"):
+    if line.startswith("not JSON") or line == "expected a JSON object":
         line = f"payload: {line}"
     return line
+
+
+def _one_line(exc: BaseException) -> str:
+    """An exception as one short line: its type and the first line of what it says."""
+    said = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {said}"[:200]

@@ -244,11 +244,16 @@ def test_an_integer_is_a_number_where_a_number_is_asked() -> None:
 @pytest.mark.parametrize(
     ("payload", "says"),
     [
-        # 5,000 digits: more than Python turns into an integer
+        # 5,000 digits: more than Python turns into an integer; named by its key
         (
             b'{"v": 1, "table": "table-7", "flag": ' + b"7" * 5000 + b"}",
-            "not JSON (a number too long to read)",
+            "flag: a number of 5000 digits, too long to read",
         ),
+        (
+            b'{"v": 1, "flags": [{"id": 1}, {"id": -' + b"7" * 4301 + b"}]}",
+            "flags[1].id: a number of 4301 digits, too long to read",
+        ),
+        (b"7" * 5000, "payload: a number of 5000 digits, too long to read"),
         (b"[" * 100_000 + b"]" * 100_000, "not JSON (nested too deep)"),
         (b'{"a": ' * 100_000 + b"1" + b"}" * 100_000, "not JSON (nested too deep)"),
     ],

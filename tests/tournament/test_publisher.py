@@ -345,6 +345,81 @@ def test_a_judges_command_is_applied_answered_and_recorded(
         assert match.unacknowledged() == []
 
 
+def test_a_command_that_cannot_be_read_costs_none_of_the_others(
+    setup, make_game, footage, mosquitto, watchers, tmp_path, caplog
+):
+    """Ten commands sent at once, the fifth with a 5,000-digit flag number (more digits
+    than Python turns into an integer): the nine others are each applied, in order, and
+    answered; the fifth is answered with an error naming its key; no traceback."""
+    caplog.set_level(logging.DEBUG, logger="tablesight")
+    recorder = MatchWriter(tmp_path / "match.db", setup, video=False)
+    game = make_game(recorder)
+    watcher = watchers()
+    publisher = started(game, mosquitto)
+    try:
+        play(game, footage, 2 * HOLD)
+        with game.lock:
+            [flag] = view_flags(game.session)
+        game_id = publisher.game_id()
+        good = [
+            {
+                "v": 1,
+                "table": "t1",
+                "id": f"c-{n}",
+                "game_id": game_id,
+                "flag": flag["id"],
+                "decision": ("accept", "dismiss")[n % 2],
+                "by": f"Judge {n}",
+                "note": f"ruling {n}",
+            }
+            for n in range(1, 10)
+        ]
+        bad = (
+            b'{"v": 1, "table": "t1", "id": "c-bad", "game_id": "' + game_id.encode() + b'", '
+            b'"flag": ' + b"7" * 5000 + b', "decision": "accept", "by": "Eve"}'
+        )
+        payloads = [json.dumps(c).encode() for c in good[:4]] + [bad]
+        payloads += [json.dumps(c).encode() for c in good[4:]]
+        assert len(payloads) == 10
+        for payload in payloads:
+            watcher.client.publish("tablesight/t1/commands", payload, qos=1)
+        answers = watcher.wait(lambda w: w.of("answers") if len(w.of("answers")) >= 10 else None)
+        assert len(answers) == 10
+        by_id = {a["command"]: a for a in answers}
+        assert sorted(by_id) == sorted([c["id"] for c in good] + ["c-bad"])
+        for command in good:
+            assert by_id[command["id"]] == {
+                "v": 1,
+                "table": "t1",
+                "command": command["id"],
+                "ok": True,
+            }
+        assert by_id["c-bad"] == {
+            "v": 1,
+            "table": "t1",
+            "command": "c-bad",
+            "ok": False,
+            "error": "flag: a number of 5000 digits, too long to read",
+        }
+        assert (publisher.applied, publisher.refused) == (9, 1)
+        last = good[-1]
+        assert game.decided == {flag["id"]: ("hub:Judge 9", "ruling 9")}
+        assert game.session.decisions == {flag["id"]: last["decision"]}
+        count = len(_game_events(game))
+        end = time.monotonic() + 10
+        while publisher.acked < count and time.monotonic() < end:
+            time.sleep(0.02)
+    finally:
+        publisher.close()
+        game.close_recorder()
+    with Match(tmp_path / "match.db") as match:
+        made = [(d["event_id"], d["decision"], d["by"], d["note"]) for d in match.decisions()]
+    # every good command applied, in the order sent
+    assert made == [(flag["id"], c["decision"], f"hub:{c['by']}", c["note"]) for c in good]
+    assert not [r for r in caplog.records if r.exc_info and r.levelno > logging.DEBUG]
+    assert "Traceback" not in caplog.text
+
+
 def test_the_hub_reads_the_table_and_its_judge_decides(make_game, footage, mosquitto):
     from tablesight.tournament.hub import Hub
 
