@@ -70,6 +70,8 @@ PAST_GAMES = 16
 MAX_PAYLOAD = 256 * 1024
 #: The longest problem line kept.
 PROBLEM_CHARS = 300
+#: A table's problems are logged (one line each) at most this often (s).
+PROBLEM_LOG_EVERY_S = 10.0
 #: How often each table's page address is tried at most (s), how long a try waits (s),
 #: and how many are tried at once.
 CHECK_EVERY_S = 30.0
@@ -150,6 +152,9 @@ class _Table:
     #: When its page address was last tried (monotonic s), and which address.
     checked: float = 0.0
     checked_url: str | None = None
+    #: When a problem of its was last logged (monotonic s), and how many since were not.
+    problem_logged: float | None = None
+    problems_unlogged: int = 0
 
 
 def _page_url(url: str | None) -> str | None:
@@ -249,6 +254,9 @@ class Hub:
         #: Messages that did not fit, in all, and the last one's problem.
         self.problems = 0
         self.problem: str | None = None
+        #: (The problems of no table: as a table's, when one was last logged.)
+        self.problem_logged: float | None = None
+        self.problems_unlogged = 0
         #: Why the broker refused the hub at its last try ("Not authorized"), until it
         #: lets it in.
         self.refused: str | None = None
@@ -474,13 +482,16 @@ class Hub:
 
     def _on_message(self, _client: mqtt.Client, _data: Any, message: mqtt.MQTTMessage) -> None:
         received_ms = time.time() * 1000.0
+        topic = message.topic
         try:
-            self._take(message.topic, bytes(message.payload), received_ms)
-        except Exception:  # a message never stops the hub
-            log.exception("hub: a message on %s failed", message.topic)
+            self._take(topic, bytes(message.payload), received_ms)
+        except Exception as exc:  # never seen: a fault of the hub's, and it goes on
+            log.debug("hub %s: the fault reading %s", self.name, topic, exc_info=True)
             with self._lock:
-                self._problem(None, f"{message.topic}: could not be read")
-                self._bump()
+                where = messages.split_topic(topic)
+                table = self._tables.get(where[0]) if where else None
+                self._problem(table, f"{topic}: could not be read ({_one_line(exc)})")
+                self._bump(table)
 
     # -- reading a message ---------------------------------------------------------------
 
@@ -541,12 +552,31 @@ class Hub:
             self._bump(table)
 
     def _problem(self, table: _Table | None, line: str) -> None:
+        """Under the lock: a message that did not fit, counted (against its table, if it
+        names one) and logged in one line, at most once per ``PROBLEM_LOG_EVERY_S`` per
+        table (the next line says how many were not)."""
         line = line[:PROBLEM_CHARS]
         self.problems += 1
         self.problem = line
+        counter: _Table | Hub = self if table is None else table
         if table is not None:
             table.problems += 1
             table.problem = line
+        now = time.monotonic()
+        if (
+            counter.problem_logged is not None
+            and now - counter.problem_logged < PROBLEM_LOG_EVERY_S
+        ):
+            counter.problems_unlogged += 1
+            return
+        more = counter.problems_unlogged
+        counter.problem_logged, counter.problems_unlogged = now, 0
+        log.warning(
+            "hub %s: a message not read: %s%s",
+            self.name,
+            line,
+            f" (and {more} more not logged)" if more else "",
+        )
 
     def _game(self, table: _Table, game_id: str) -> bool:
         """Whether ``game_id`` is the table's current game, entering it if it is a new
@@ -689,6 +719,12 @@ class Hub:
                     if tried is not None and tried.url == url and tried.reachable != ok:
                         tried.reachable = ok
                         self._bump(tried)
+
+
+def _one_line(exc: BaseException) -> str:
+    """An exception as one short line: its type and the first line of what it says."""
+    said = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {said}"[:200]
 
 
 def _event_id_fits(value: Any) -> bool:

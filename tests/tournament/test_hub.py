@@ -10,6 +10,7 @@ while it was away, also across a broker restart."""
 from __future__ import annotations
 
 import http.server
+import logging
 import socket
 import threading
 import time
@@ -290,6 +291,71 @@ def test_messages_that_do_not_fit_are_counted_and_the_hub_goes_on(started, table
     assert alpha["problem"].startswith("tablesight/alpha/status")
     assert alpha["status"] == "online"  # the good status before them stands
     assert hub.state()["connected"] is True
+
+
+def test_an_unreadable_message_is_one_line_in_the_log_and_counted_against_its_table(
+    started, tables, caplog
+):
+    caplog.set_level(logging.DEBUG, logger="tablesight")
+    hub = started()
+    tables.status("alpha", "g1")
+    tables.status("bravo", "g2")
+    status = messages.topic("alpha", messages.STATUS)
+    events = messages.topic("alpha", messages.EVENTS)
+    flags = messages.topic("alpha", messages.FLAGS)
+    bad = [
+        (status, b'{"v": 1, "table": "alpha", "online": true, "turn": ' + b"7" * 5000 + b"}"),
+        (events, b"[" * 100_000 + b"]" * 100_000),
+        (flags, b'{"v": 1, "table": "alpha", "game_id": "g1", "flags": "none"}'),
+        (flags, b'{"v": 1, "table": "alpha", "game_id": "g1", "flags": [], "x": "\xff"}'),
+        (status, messages.encode({"table": "alpha", "online": True}).replace(b'"v":1', b'"v":"1"')),
+        (status, messages.encode({"table": "alpha", "online": True, "turn": True})),
+    ]
+    said = [
+        f"{status}: turn: a number of 5000 digits, too long to read",
+        f"{events}: not JSON (nested too deep)",
+        f"{flags}: flags: Input should be a valid list",
+        f"{flags}: not JSON",  # a byte 0xff is not UTF-8
+        f"{status}: v: Input should be a valid integer",
+        f"{status}: turn: Input should be a valid integer",
+    ]
+    for topic, payload in bad:
+        tables.raw(topic, payload)
+    tables.event("alpha", "g1", 0)
+    until(hub, lambda: listed(hub)["alpha"]["events"] == 1)
+    shown = listed(hub)
+    assert shown["alpha"]["problems"] == len(bad) == hub.state()["problems"]
+    assert shown["alpha"]["problem"] == said[-1]
+    assert shown["bravo"]["problems"] == 0
+    assert shown["alpha"]["turn"] == 1  # the good status before them stands
+    # logged one line each, at most one a table per 10 s, and never a traceback
+    lines = [r.getMessage() for r in caplog.records if r.name == "tablesight.hub"]
+    assert lines and lines[0] == f"hub hub: a message not read: {said[0]}"
+    assert 1 <= len(lines) <= len(bad)
+    assert all("\n" not in line and len(line) < 400 for line in lines)
+    assert not [r for r in caplog.records if r.exc_info]
+    assert "Traceback" not in caplog.text
+
+
+def test_a_fault_reading_a_message_is_one_line_counted_against_its_table(
+    started, tables, caplog, monkeypatch
+):
+    hub = started()
+    tables.status("alpha", "g1")
+    until(hub, lambda: "alpha" in listed(hub))
+
+    def fails(*_args: Any) -> None:
+        raise RuntimeError("a fault\nof two lines")
+
+    monkeypatch.setattr(hub, "_flags", fails)
+    tables.flags("alpha", "g1", [flag(2)])
+    until(hub, lambda: listed(hub)["alpha"]["problems"] == 1)
+    alpha = listed(hub)["alpha"]
+    assert alpha["problem"] == ("tablesight/alpha/flags: could not be read (RuntimeError: a fault)")
+    assert hub.state()["problems"] == 1
+    lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
+    assert lines == [f"hub hub: a message not read: {alpha['problem']}"]
+    assert "Traceback" not in caplog.text
 
 
 def test_a_decision_is_sent_to_its_table_and_its_answer_matched(started, tables, mosquitto):
