@@ -277,6 +277,52 @@ def test_the_hub_cannot_speak_for_a_table(login: Login) -> None:
     assert watcher.topics() == [messages.topic("table-1", messages.EVENTS)]
 
 
+def test_the_hub_cannot_be_a_table_named_hub(tmp_path: Path) -> None:
+    """The sample ACL's ``pattern`` lines give every user its own table's topics; the user
+    ``hub`` is denied ``tablesight/hub/...``. Read by a watcher of every topic (a user
+    added to copies of the sample's files for the test, the sample's lines unchanged):
+    what the hub writes there never arrives, while its command to table-1, written after
+    them, does (a client's messages arrive in the order sent: nothing is still coming)."""
+    if not Path(EXECUTABLE).exists():
+        pytest.fail(f"{EXECUTABLE} is missing: .ci/run installs Debian's mosquitto")
+    passwords, acl = tmp_path / "passwords", tmp_path / "acl"
+    shutil.copyfile(PASSWORDS, passwords)
+    subprocess.run(
+        ["mosquitto_passwd", "-b", str(passwords), "watcher", "watching"],
+        check=True,
+        capture_output=True,
+    )
+    acl.write_text(ACL.read_text() + "\nuser watcher\ntopic read #\n")
+    with Mosquitto(tmp_path / "broker", passwords=passwords, acl=acl) as broker:
+        watcher = Peer(broker.url, "watcher", "watching").connected()
+        hub = Peer(broker.url, "hub", SAMPLE_PASSWORD["hub"]).connected()
+        table_1 = Peer(broker.url, "table-1", SAMPLE_PASSWORD["table-1"]).connected()
+        try:
+            watcher.subscribe("#")
+            hub.subscribe(messages.ALL_TABLES)
+            forged = {
+                messages.STATUS: status("hub", "a table named hub"),
+                messages.EVENTS: event("hub", 0, "forged"),
+                messages.FLAGS: flags("hub"),
+                messages.ANSWERS: answer("hub", True),
+            }
+            for kind, payload in forged.items():
+                hub.publish(messages.topic("hub", kind), payload, retain=kind in messages.RETAINED)
+            control = command("table-1", "Ann")
+            hub.publish(messages.topic("table-1", messages.COMMANDS), control)
+            table_1.publish(messages.topic("table-1", messages.STATUS), status("table-1", "on"))
+
+            watcher.wait_for(messages.topic("table-1", messages.COMMANDS), control)
+            assert [t for t in watcher.topics() if t.startswith("tablesight/hub/")] == []
+            assert watcher.topics()[0] == messages.topic("table-1", messages.COMMANDS)
+            # the hub reads every table still, and commands them
+            hub.wait_for(messages.topic("table-1", messages.STATUS), status("table-1", "on"))
+            assert not [t for t in hub.topics() if t.startswith("tablesight/hub/")]
+        finally:
+            for peer in (watcher, hub, table_1):
+                peer.close()
+
+
 # -- what a table may do -----------------------------------------------------------------
 
 
