@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import cv2
 
@@ -54,6 +55,7 @@ from tablesight.setup.steps import (
     GameFile,
     GamePreset,
     Offer,
+    SetupConflict,
     SetupError,
     SetupFiles,
     Tape,
@@ -175,8 +177,10 @@ class _Run:
     """``tablesight run`` on the written files, in a process of its own; where it serves
     the table view is read from what it prints."""
 
-    def __init__(self, command: Sequence[str]) -> None:
+    def __init__(self, command: Sequence[str], game: str = "") -> None:
         self.command = list(command)
+        #: The game refereed (its name).
+        self.game = game
         self.url: str | None = None
         self.lines: deque[str] = deque(maxlen=20)
         self._up = threading.Event()
@@ -215,8 +219,22 @@ class _Run:
         last = next(said, "")  # its last word, not the address it no longer serves
         return f"ended (exit status {code})" + (f": {last}" if last else "")
 
+    @property
+    def token(self) -> str | None:
+        """The token its controls need (in its address), if it printed one."""
+        if self.url is None:
+            return None
+        given = dict(parse_qsl(urlsplit(self.url).query)).get("token")
+        return given or None
+
     def to_dict(self) -> dict[str, object]:
-        return {"url": self.url, "status": self.status, "command": self.command}
+        return {
+            "game": self.game,
+            "pid": self.process.pid,
+            "url": self.url,
+            "status": self.status,
+            "command": self.command,
+        }
 
     def stop(self) -> None:
         """SIGTERM, which ``run`` takes as Ctrl-C (also when started with SIGINT
@@ -254,9 +272,9 @@ class TableSetup:
     """A set-up in progress: a source played, the camera, the table, the game, the models
     and terrain, and the files written (see the module's description).
 
-    ``folder`` is where the page offers to write; ``command`` starts ``tablesight`` (its
-    ``run`` is started on the files), served on ``host`` and ``run_port`` (0: any free
-    port).
+    ``folder`` is where the page offers to write, and the files are written only there or
+    in folders under it; ``command`` starts ``tablesight`` (its ``run`` is started on the
+    files), served on ``host`` and ``run_port`` (0: any free port).
     """
 
     def __init__(
@@ -273,7 +291,8 @@ class TableSetup:
         #: A game from a file outside the package (``setup --ruleset``), offered beside
         #: the packaged ones.
         self.game_file = game_file
-        self.folder = Path(folder)
+        #: Where the files are written: this folder, or a folder under it.
+        self.folder = Path(folder).expanduser().resolve()
         self.command = list(command) if command is not None else run_command()
         #: This set-up page's address, once it is served: the game's table view links to it.
         self.page_url: str | None = None
@@ -285,6 +304,7 @@ class TableSetup:
         self._closing = threading.Event()
         self._player: _Player | None = None
         self._switching = threading.Lock()  # one source opened or let go of at a time
+        self._writing = threading.Lock()  # one writing (and game started) at a time
         self._specs: list[str] = []
         self._seen: Seen | None = None
         self._count = 0
@@ -643,13 +663,33 @@ class TableSetup:
 
     # -- 4. the files ---------------------------------------------------------------------
 
-    def write(self, folder: object, start: object = False) -> tuple[SetupFiles, _Run | None]:
-        """Write the files to ``folder``; with ``start``, let go of the source and start
-        ``tablesight run`` on them (waiting up to ``RUN_WAIT_S`` for its address)."""
+    def write(
+        self, folder: object, start: object = False, replace: object = False
+    ) -> tuple[SetupFiles, _Run | None]:
+        """Write the files to ``folder`` (relative: to :attr:`folder`; it must be that
+        folder or under it), over files of their names only with ``replace`` (each old one
+        kept beside it); with ``start``, let go of the source and start ``tablesight run``
+        on them (waiting up to ``RUN_WAIT_S`` for its address), instead of the game
+        started before. One at a time: while one is under way, another is refused
+        (:class:`~tablesight.setup.steps.SetupConflict` on ``start``)."""
         if not isinstance(folder, str) or not folder.strip():
             raise SetupError("folder", f"expected a folder's path, got {cut(folder)}")
         if not isinstance(start, bool):
             raise SetupError("start", f"expected true or false, got {cut(start)}")
+        if not isinstance(replace, bool):
+            raise SetupError("replace", f"expected true or false, got {cut(replace)}")
+        if not self._writing.acquire(blocking=False):
+            raise SetupConflict(
+                "start",
+                "the files are being written and the game started by another request: see "
+                "the game started in the state's run once it is done",
+            )
+        try:
+            return self._write(folder.strip(), start, replace)
+        finally:
+            self._writing.release()
+
+    def _write(self, folder: str, start: bool, replace: bool) -> tuple[SetupFiles, _Run | None]:
         with self._lock:
             forms, game, proposal, camera = self._forms, self._game, self._proposal, self._camera
             player = self._player
@@ -659,12 +699,14 @@ class TableSetup:
         if start and spec is None:
             raise SetupError("source", "choose the camera the game is played under first")
         files = write_files(
-            Path(folder.strip()).expanduser(),
+            Path(folder),
             self._game_named(game),
             proposal.table,
             done.roster,
             done.terrain,
             camera,
+            inside=self.folder,
+            replace=replace,
         )
         run = None
         if start:
@@ -673,17 +715,17 @@ class TableSetup:
                 self._release()
             command = [*self.command, "run", "--source", str(spec), *files.options()]
             command += ["--host", self.host, "--port", str(self.run_port)]
-            if self.page_url is not None:
-                command += ["--setup-url", self.page_url]
+            if self.page_url is not None:  # the page's address alone: never its token
+                command += ["--setup-url", without_token(self.page_url)]
             try:
-                run = _Run(command)
+                run = _Run(command, files.game)
             except OSError as exc:
                 raise SetupError("start", f"cannot start {command[0]}: {exc.strerror}") from None
             run.wait(RUN_WAIT_S)
         stale = None
         with self._changed:
             self._written = files
-            if run is not None:  # a game started meanwhile by another request is stopped
+            if run is not None:
                 stale, self._run = self._run, run
             self._changed.notify_all()
         if stale is not None:
@@ -691,6 +733,12 @@ class TableSetup:
         if run is not None and self._closing.is_set():  # closed while it started
             self._stop_run()
         return files, run
+
+    def run_token(self) -> str | None:
+        """The token of the game started, which only those with the set-up's own may see."""
+        with self._lock:
+            run = self._run
+        return None if run is None else run.token
 
     def _stop_run(self) -> None:
         with self._lock:
@@ -855,3 +903,44 @@ def _written(files: SetupFiles) -> dict[str, Any]:
         "game": files.game,
         "options": files.options(),
     }
+
+
+#: A URL in a text: its scheme, and all up to a space or a quote.
+_URL = re.compile(r"""[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+""")
+#: What stands for what a viewer may not read.
+HIDDEN = "***"
+
+
+def without_token(url: str) -> str:
+    """``url`` without its ``token`` (the query's ``token=``)."""
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "token"]
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def _masked(url: str) -> str:
+    """``url`` without its token, and its credentials (``user:password@``) masked."""
+    try:
+        parts = urlsplit(url)
+        at = parts.netloc.rpartition("@")
+    except ValueError:  # not a URL after all: its credentials-looking part masked
+        return re.sub(r"//[^/@]*@", f"//{HIDDEN}@", url)
+    netloc = f"{HIDDEN}@{at[2]}" if at[1] else parts.netloc
+    return without_token(urlunsplit(parts._replace(netloc=netloc)))
+
+
+def for_viewers(shown: Any, secrets: Sequence[str] = ()) -> Any:
+    """``shown`` (a state: dicts, lists and values) as those without the token may see
+    it: in every text, every URL without its ``token`` and its credentials masked, and
+    each of ``secrets`` (the tokens) put out of sight wherever it is."""
+    if isinstance(shown, str):
+        text = _URL.sub(lambda m: _masked(m.group(0)), shown)
+        for secret in secrets:
+            if secret:
+                text = text.replace(secret, HIDDEN)
+        return text
+    if isinstance(shown, Mapping):
+        return {k: for_viewers(v, secrets) for k, v in shown.items()}
+    if isinstance(shown, list | tuple):
+        return [for_viewers(v, secrets) for v in shown]
+    return shown

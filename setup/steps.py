@@ -838,12 +838,22 @@ def write_files(
     roster: Sequence[RosterModel],
     terrain: Sequence[TerrainPiece] = (),
     camera: CameraModel | None = None,
+    *,
+    inside: Path | None = None,
+    replace: bool = False,
 ) -> SetupFiles:
     """Write ``table.toml``, ``roster.toml``, ``terrain.toml`` (when there are pieces) and
-    ``camera.toml`` (when calibrated) to ``folder``, made if missing, over any of those
-    already there. They are checked as :meth:`Setup.load` reads them before any replaces
-    what was there: a folder that cannot be written to, or files that would not load, are
-    refused (``SetupError`` on ``folder``, or on the file) and nothing is changed."""
+    ``camera.toml`` (when calibrated) to ``folder``, made if missing.
+
+    With ``inside``, ``folder`` (relative: to ``inside``) must be ``inside`` or a folder
+    under it once ``..`` and symbolic links are resolved, else it is refused (on
+    ``folder``). Files of those names already there are replaced only with ``replace``
+    (else :class:`FilesExist`, a conflict on ``replace``), each kept beside its new one
+    as it was, byte for byte, under the first free name of ``roster.toml.1``,
+    ``roster.toml.2``, ... The files are checked as :meth:`Setup.load` reads them before
+    any replaces what was there: a folder that cannot be written to, or files that would
+    not load, are refused (``SetupError`` on ``folder``, or on the file) and nothing is
+    changed."""
     rules = _ruleset(game)
     texts = {"table.toml": table_toml(table), "roster.toml": roster_toml(roster)}
     if terrain:
@@ -858,8 +868,15 @@ def write_files(
         + texts["table.toml"]
     )
     folder = Path(folder)
+    if inside is not None:
+        folder = confined(folder, inside)
+    existing = [name for name in texts if os.path.lexists(folder / name)]
+    if existing and not replace:
+        raise FilesExist(folder, existing)
     try:
         folder.mkdir(parents=True, exist_ok=True)
+        if inside is not None:
+            confined(folder, inside)  # the folders made are still where they were asked
         staging = Path(tempfile.mkdtemp(prefix=".tablesight-setup-", dir=folder))
     except OSError as exc:
         raise SetupError("folder", f"cannot write to {folder}: {exc.strerror or exc}") from None
@@ -872,13 +889,75 @@ def write_files(
             text = str(exc).replace(str(staging), str(folder))
             name = next((n for n in texts if text.startswith(str(folder / n))), "folder")
             raise SetupError(name, text.removeprefix(f"{folder / name}: ")) from None
+        made = [name for name in texts if os.path.lexists(folder / name)]
+        if made and not replace:  # made meanwhile, by someone else
+            raise FilesExist(folder, made)
         for name in texts:
+            if name in made:
+                keep_old(folder / name)
             os.replace(staging / name, folder / name)
     except OSError as exc:
         raise SetupError("folder", f"cannot write to {folder}: {exc.strerror or exc}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return _files(game, folder, texts)
+
+
+class SetupConflict(SetupError):
+    """What the user asked for clashes with what is there or under way (the web API's
+    409): files to replace, or a game being started."""
+
+
+class FilesExist(SetupConflict):
+    """Files of the names to write are in ``folder`` already: written only with
+    ``replace``."""
+
+    def __init__(self, folder: Path, names: Sequence[str]) -> None:
+        self.names = list(names)
+        these = "it" if len(self.names) == 1 else "them"
+        super().__init__(
+            "replace",
+            f"{', '.join(self.names)} in {folder}: replace {these}? (each old one is kept "
+            f"beside its new one, as {self.names[0]}.1 or the next free number)",
+        )
+
+
+def confined(folder: Path, inside: Path) -> Path:
+    """``folder`` (relative: to ``inside``) with ``..`` and symbolic links resolved, which
+    must be ``inside`` or under it; else a :class:`SetupError` on ``folder``."""
+    root = Path(inside).expanduser().resolve()
+    given = Path(folder).expanduser()
+    try:
+        where = (root / given).resolve()
+    except (OSError, RuntimeError) as exc:  # a loop of links, say
+        raise SetupError("folder", f"cannot write to {folder}: {exc}") from None
+    if where != root and root not in where.parents:
+        raise SetupError(
+            "folder",
+            f"the set-up writes only in {root} and the folders under it (tablesight setup "
+            f"--folder), not in {cut(str(folder), 80)}",
+        )
+    return where
+
+
+def keep_old(path: Path) -> Path:
+    """Keep the file at ``path`` as it is under the first free name of ``path.1``,
+    ``path.2``, ... (a second link to it, or a copy where links cannot be made); that
+    name."""
+    for number in range(1, 100_000):
+        kept = path.with_name(f"{path.name}.{number}")
+        try:
+            os.link(path, kept, follow_symlinks=False)
+        except FileExistsError:
+            continue
+        except OSError:  # a file system without hard links
+            try:
+                with path.open("rb") as old, kept.open("xb") as copy:
+                    shutil.copyfileobj(old, copy)
+            except FileExistsError:
+                continue
+        return kept
+    raise SetupError("replace", f"cannot keep the old {path.name}: too many kept already")
 
 
 def _files(game: str | GameFile, folder: Path, names: Collection[str]) -> SetupFiles:

@@ -73,12 +73,18 @@ def check_control(token: str | None) -> None:
         raise ApiError(403, "Origin: controls are taken only from this server's pages", "Origin")
     if request.headers.get("Sec-Fetch-Site") == "cross-site":
         raise ApiError(403, "Origin: controls are taken only from this server's pages", "Origin")
+    if not carries_token(token):
+        raise ApiError(403, "this server needs the token it printed at start-up", "token")
+
+
+def carries_token(token: str | None) -> bool:
+    """Whether the request carries ``token`` (``X-TableSight-Token`` or ``?token=``), as
+    the controls need it; any request does when there is no token."""
     if token is None:
-        return
+        return True
     given = request.headers.get("X-TableSight-Token") or request.args.get("token") or ""
     # compared as bytes: any text (non-ASCII included) is a wrong token, never a fault
-    if not hmac.compare_digest(given.encode("utf-8", "replace"), token.encode()):
-        raise ApiError(403, "this server needs the token it printed at start-up", "token")
+    return hmac.compare_digest(given.encode("utf-8", "replace"), token.encode())
 
 
 def secure_headers(response: Response) -> Response:

@@ -19,32 +19,44 @@ The routes:
 - ``POST /api/setup/models`` ``{"models", "terrain"?}``: the entries as they will be
   written;
 - ``GET /api/setup/markers.pdf?paper=``: the models' and pieces' markers to print;
-- ``POST /api/setup/write`` ``{"folder", "start"?}``: the files written, and the game
-  started on them (``run``: its address and status).
+- ``POST /api/setup/write`` ``{"folder", "start"?, "replace"?}``: the files written (in
+  the set-up's folder or one under it), and the game started on them (``run``: the game,
+  its address and status); files already there are replaced only with ``replace`` (the
+  old kept beside), else a 409 on ``replace``; while another request writes or starts,
+  a 409 on ``start``.
 
 Every refusal is a 400 ``{"error": {"status", "field", "message"}}`` naming the field
-(``models[2].marker``, ``folder``).
+(``models[2].marker``, ``folder``), or a 409 for a conflict.
+
+With a token (served beyond this machine), those without it may watch but never read a
+token: the state they get has the game's address without its token, and every URL in it
+(the sources: a camera's stream) without its credentials
+(:func:`~tablesight.setup.session.for_viewers`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from flask import Blueprint, Flask, Response, current_app, jsonify, redirect, request
 from jinja2 import TemplateNotFound
 from werkzeug.wrappers import Response as BaseResponse
 
-from tablesight.setup.session import TableSetup
+from tablesight.setup.session import TableSetup, for_viewers
+from tablesight.setup.steps import SetupConflict
 from tablesight.webui.app import guarded_app
 from tablesight.webui.bodies import fields
 from tablesight.webui.errors import ApiError
-from tablesight.webui.guard import StreamLimits
+from tablesight.webui.guard import StreamLimits, carries_token
 from tablesight.webui.pages import render_page
 from tablesight.webui.serve import Server
 from tablesight.webui.stream import KEEPALIVE_S, held, newest_pictures
 
 #: Where the app keeps the set-up and its stream slots (``app.extensions``).
 SETUP = "tablesight.setup"
+#: Where the app keeps the token its controls need (``app.extensions``).
+TOKEN = "tablesight.setup.token"
 
 #: Until the page's template is there: a page that says where the API is.
 PLACEHOLDER = """<!doctype html>
@@ -69,6 +81,7 @@ def create_setup_app(
     picture streams."""
     app = guarded_app(token, hosts, limits)
     app.extensions[SETUP] = setup
+    app.extensions[TOKEN] = token
     app.register_blueprint(views)
     return app
 
@@ -144,7 +157,19 @@ def _mjpeg(setup: TableSetup) -> Iterator[bytes]:
 
 @views.get("/api/setup/state")
 def state() -> Response:
-    return jsonify(_setup().state())
+    return jsonify(_shown())
+
+
+def _shown() -> dict[str, Any]:
+    """The state, as whoever asks may see it: whole with the token, else without any
+    token or credentials."""
+    setup, token = _setup(), current_app.extensions[TOKEN]
+    shown = setup.state()
+    if carries_token(token):
+        return shown
+    secrets = [t for t in (token, setup.run_token()) if t]
+    out: dict[str, Any] = for_viewers(shown, secrets)
+    return out
 
 
 @views.post("/api/setup/source")
@@ -207,8 +232,11 @@ def markers() -> Response:
 
 @views.post("/api/setup/write")
 def write() -> Response:
-    given = fields("folder", "start", required=("folder",))
-    _setup().write(given["folder"], given.get("start", False))
+    given = fields("folder", "start", "replace", required=("folder",))
+    try:
+        _setup().write(given["folder"], given.get("start", False), given.get("replace", False))
+    except SetupConflict as exc:
+        raise ApiError(409, str(exc), exc.field) from None
     shown = _setup().state()
     return jsonify(written=shown["written"], run=shown["run"])
 

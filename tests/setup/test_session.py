@@ -192,9 +192,10 @@ def test_anchors_with_the_camera_calibrated_from_the_clip(clip, board_clip, play
 
 
 @pytest.fixture
-def fresh(clip) -> TableSetup:
-    """A set-up on the table alone (held), with the true lens's camera.toml loaded."""
-    setup = TableSetup(folder=clip.folder, run_port=0)
+def fresh(clip, tmp_path: Path) -> TableSetup:
+    """A set-up on the table alone (held), with the true lens's camera.toml loaded,
+    writing in ``tmp_path``."""
+    setup = TableSetup(folder=tmp_path, run_port=0)
     setup.load_camera(str(clip.camera_toml))
     setup.use_source(str(clip.still))
     wait_for(lambda: setup.state()["source"]["status"] == HELD)
@@ -451,7 +452,7 @@ def test_a_game_from_a_file_is_offered_and_started_with_it(
 ) -> None:
     """``setup --ruleset``: the file's game is offered beside the packaged ones, its
     keywords come from the file, and the files written name it for ``run``."""
-    setup = TableSetup(folder=clip.folder, run_port=0, game_file=GameFile.load(hasty_necromunda))
+    setup = TableSetup(folder=tmp_path, run_port=0, game_file=GameFile.load(hasty_necromunda))
     try:
         setup.load_camera(str(clip.camera_toml))
         setup.use_source(str(clip.still))

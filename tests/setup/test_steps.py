@@ -9,6 +9,7 @@ from __future__ import annotations
 import doctest
 import json
 import math
+import os
 import random
 import tomllib
 from pathlib import Path
@@ -580,6 +581,101 @@ def test_files_that_would_not_load_are_refused_and_nothing_written(tmp_path: Pat
         "models[0].marker: marker 0 is used twice (an anchor or a model already carries it)"
     )
     assert list(tmp_path.iterdir()) == []
+
+
+def small_set(movement: int = 5) -> tuple[object, list[object]]:
+    """A table of one anchor and a roster of one model moving ``movement`` in."""
+    table = table_spec(TABLE_IN, "4x4_50", [Anchor(id=0, x_in=1.25, y_in=1, size_mm=40)])
+    return table, assign("trench-crusade", table, [{**MODEL, "movement": movement}]).roster
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` (links as where they point), by its path there."""
+    return {
+        str(p.relative_to(folder)): (
+            b"-> " + os.readlink(p).encode() if p.is_symlink() else p.read_bytes()
+        )
+        for p in sorted(folder.rglob("*"))
+        if p.is_symlink() or p.is_file()
+    }
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["..", "../elsewhere", "sub/../../elsewhere", "OUT", "/", "~", "link", "link/deeper"],
+)
+def test_files_are_written_only_in_the_folder_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """``..``, a path outside (absolute), ``/``, ``~`` and a link inside that points out
+    are refused on ``folder``, and nothing is written anywhere."""
+    root, outside = tmp_path / "tables", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (root / "link").symlink_to(outside, target_is_directory=True)
+    monkeypatch.setenv("HOME", str(outside))
+    given = str(outside) if where == "OUT" else where
+    before = tree(tmp_path)
+    table, roster = small_set()
+    with pytest.raises(SetupError) as err:
+        write_files(Path(given), "trench-crusade", table, roster, inside=root)
+    assert err.value.field == "folder"
+    assert err.value.message.startswith(f"the set-up writes only in {root} and the folders")
+    assert tree(tmp_path) == before
+
+
+def test_folders_under_it_and_links_that_stay_in_are_written(tmp_path: Path) -> None:
+    root = tmp_path / "tables"
+    (root / "real").mkdir(parents=True)
+    (root / "alias").symlink_to(root / "real", target_is_directory=True)
+    table, roster = small_set()
+    for given, lands in (
+        ("new/tree", root / "new" / "tree"),  # relative: to the folder given at start
+        (str(root / "abs"), root / "abs"),
+        ("alias", root / "real"),
+        ("real/../back", root / "back"),
+        (".", root),
+    ):
+        files = write_files(Path(given), "trench-crusade", table, roster, inside=root)
+        assert (files.table, files.roster) == (lands / "table.toml", lands / "roster.toml")
+        assert sorted(p.name for p in lands.iterdir() if p.is_file()) == [
+            "roster.toml",
+            "table.toml",
+        ]
+
+
+def test_files_there_are_replaced_only_when_asked_and_kept(tmp_path: Path) -> None:
+    table, roster = small_set(5)
+    write_files(tmp_path, "trench-crusade", table, roster, inside=tmp_path)
+    mine = (tmp_path / "roster.toml").read_bytes() + b"# my own note\n"
+    (tmp_path / "roster.toml").write_bytes(mine)
+    first_table = (tmp_path / "table.toml").read_bytes()
+    before = tree(tmp_path)
+    _, faster = small_set(7)
+    with pytest.raises(SetupError) as err:
+        write_files(tmp_path, "trench-crusade", table, faster, inside=tmp_path)
+    assert err.value.field == "replace"
+    assert err.value.message.startswith(f"table.toml, roster.toml in {tmp_path}: replace them?")
+    assert tree(tmp_path) == before  # nothing changed, nothing added
+
+    write_files(tmp_path, "trench-crusade", table, faster, inside=tmp_path, replace=True)
+    assert (tmp_path / "roster.toml.1").read_bytes() == mine
+    assert (tmp_path / "table.toml.1").read_bytes() == first_table
+    assert tomllib.loads((tmp_path / "roster.toml").read_text())["models"][0]["movement"] == 7
+    second = (tmp_path / "roster.toml").read_bytes()
+
+    _, slower = small_set(3)
+    write_files(tmp_path, "trench-crusade", table, slower, inside=tmp_path, replace=True)
+    assert (tmp_path / "roster.toml.1").read_bytes() == mine  # the first kept stays
+    assert (tmp_path / "roster.toml.2").read_bytes() == second
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "roster.toml",
+        "roster.toml.1",
+        "roster.toml.2",
+        "table.toml",
+        "table.toml.1",
+        "table.toml.2",
+    ]
 
 
 # -- end to end -----------------------------------------------------------------------------

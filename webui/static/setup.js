@@ -22,16 +22,24 @@
 
   const { Refusal, answer, post } = TS;  // the API's answers and refusals, as every page's
 
+  // The controls' token, as the pages' script kept it for this tab: the state is whole
+  // (the game's address with its token, the sources' credentials) only for those with it.
+  function token() {
+    try { return window.sessionStorage.getItem("tablesight.token"); } catch (err) { return null; }
+  }
+
   // Posts ``body`` for the step in ``section``: its old refusals cleared, a new one said at
   // the field it names (``rename`` turns the API's field into the page's). The answer, or
-  // null when refused.
-  async function send(section, url, body, rename = (f) => f) {
+  // null when refused; ``ask(refusal)``, when given, may answer a refusal instead (true:
+  // it did).
+  async function send(section, url, body, rename = (f) => f, ask = null) {
     clearErrors(section);
     try {
       const out = await post(url, body);
       poll();
       return out;
     } catch (err) {
+      if (ask && err instanceof Refusal && await ask(err)) return null;
       if (err instanceof Refusal) {
         // beside its field the message goes without the field's name it starts with
         const bare = err.field && err.message.startsWith(`${err.field}: `)
@@ -765,8 +773,21 @@
     };
   }
 
-  $("write").onclick = () =>
-    send($("step-start"), "/api/setup/write", { folder: $("folder").value.trim(), start: true });
+  // Written and started; files already in the folder are replaced only once the user says
+  // so (the server keeps each old one beside its new one).
+  $("write").onclick = () => {
+    const body = { folder: $("folder").value.trim(), start: true };
+    const replace = async (err) => {
+      if (err.status !== 409 || err.field !== "replace") return false;
+      if (!window.confirm(err.message.replace(/^replace: /, ""))) {
+        showError($("step-start"), "folder", err.message, "not written: the files there are kept");
+        return true;
+      }
+      await send($("step-start"), "/api/setup/write", { ...body, replace: true });
+      return true;
+    };
+    return send($("step-start"), "/api/setup/write", body, (f) => f, replace);
+  };
 
   // -- the page --------------------------------------------------------------------------
 
@@ -795,7 +816,9 @@
   async function poll() {
     clearTimeout(polling);
     try {
-      const r = await fetch("/api/setup/state", { cache: "no-store" });
+      const key = token();
+      const headers = key ? { "X-TableSight-Token": key } : {};
+      const r = await fetch("/api/setup/state", { cache: "no-store", headers });
       state = await answer(r);
       $("connection").textContent = "";
       render();
