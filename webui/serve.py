@@ -21,6 +21,7 @@ from tablesight.match.game import Game
 from tablesight.match.replay import Replay
 from tablesight.webui.app import create_app
 from tablesight.webui.guard import API_THREADS, StreamLimits, allowed_hosts
+from tablesight.webui.jsonio import MAX_BODY
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
@@ -36,8 +37,16 @@ class Closes(Protocol):
 
 
 #: Connections waitress keeps open at once (streams, idle keep-alive connections, and
-#: requests being read): well past the stream caps, so that a request is always accepted.
-CONNECTION_LIMIT = 1000
+#: requests being read): four times the streams the caps allow, so that a request is
+#: always accepted; beyond, a connection waits to be accepted. Each holds at most
+#: ``MAX_HEADER`` + ``MAX_BODY`` bytes of a request, in memory: 32 MiB in all.
+CONNECTION_LIMIT = 256
+#: The most of a request's head (its line and headers) waitress reads: many times a
+#: browser's (a few KiB), a quarter of waitress's own 256 KiB.
+MAX_HEADER = 64 * 1024
+#: A request's body is held in memory up to this, never spilled to a temporary file: twice
+#: the most the server reads (a chunked body's framing counts too).
+IN_MEMORY = 2 * MAX_BODY
 
 
 class Server:
@@ -66,6 +75,12 @@ class Server:
             port=port,
             threads=self.limits.total + API_THREADS,
             connection_limit=CONNECTION_LIMIT,
+            max_request_header_size=MAX_HEADER,
+            # a body over the apps' limit (guarded_app's) is refused (413) as it comes,
+            # before any of it is stored: by its Content-Length at once, a chunked one
+            # once past it (waitress refuses from this size on)
+            max_request_body_size=MAX_BODY + 1,
+            inbuf_overflow=IN_MEMORY,
             ident="TableSight",
         )
         self.host = host
