@@ -26,20 +26,28 @@ every id missing as a gap.
 A judge's decision on a flag goes to the table as a :class:`~tablesight.tournament.messages.Command`
 (``tablesight/<table>/commands``, QoS 1), and the table's answer is matched to it.
 
-The address each table gives for its own page is tried in the background (an HTTP GET,
-``CHECK_TIMEOUT_S``, at most every ``CHECK_EVERY_S`` per table), so that the page links
-to it only when it can be reached.
+The address each table gives for its own page is tried in the background, so that the
+page links to it only when it can be reached; and only so far as it is safe for the
+judges' machine, whatever a table says (the broker does not tell the hub where a table
+connects from, so the address is the table's word): see :func:`page_target`. Only
+``http://ADDRESS:PORT/`` is tried, ADDRESS an IP address (never a name: no look-up to
+rebind) of a private network or loopback (never a public, link-local, multicast or
+unspecified one), PORT from ``LOWEST_PAGE_PORT`` up, the path ``/`` and nothing after it;
+with one ``GET /`` that reads no more than the status line (``CHECK_TIMEOUT_S`` in all)
+and follows no redirect (only a 2xx is reachable); at most once per table name every
+``CHECK_EVERY_S``, whatever its statuses say in between (a new address waits its turn).
+``reachable`` is ``None`` for an address not tried.
 """
 
 from __future__ import annotations
 
-import http.client
+import ipaddress
 import logging
 import math
+import re
+import socket
 import threading
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections import OrderedDict, deque
 from concurrent.futures import ThreadPoolExecutor
@@ -77,6 +85,18 @@ PROBLEM_LOG_EVERY_S = 10.0
 CHECK_EVERY_S = 30.0
 CHECK_TIMEOUT_S = 1.0
 CHECKERS = 4
+#: Where a table's page may be tried: an address of a private network (the venue's) or
+#: this machine's loopback. Not link-local (169.254.169.254 is a cloud's metadata
+#: service), not public, not the documentation ranges.
+PAGE_NETWORKS = tuple(
+    ipaddress.ip_network(n)
+    for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "127.0.0.0/8", "::1/128", "fc00::/7")
+)
+#: The lowest port tried: a table serves its page on a port of its own (5000 by default),
+#: not on a system service's.
+LOWEST_PAGE_PORT = 1024
+#: The status line a page's answer starts with.
+STATUS_LINE = re.compile(rb"HTTP/1\.[01] ([0-9]{3})[ \r]")
 #: What an event keeps of what a table sends.
 EVENT_KEYS = (
     "id",
@@ -146,12 +166,13 @@ class _Table:
     answer: dict[str, Any] | None = None
     problems: int = 0
     problem: str | None = None
+    #: Why its page address is not tried (:func:`page_target`), ``None`` when it is.
+    unchecked: str | None = None
+    #: The page address last tried, and whether it answered.
+    checked_url: str | None = None
     reachable: bool = False
     #: The hub's version when this table last changed.
     version: int = 0
-    #: When its page address was last tried (monotonic s), and which address.
-    checked: float = 0.0
-    checked_url: str | None = None
     #: When a problem of its was last logged (monotonic s), and how many since were not.
     problem_logged: float | None = None
     problems_unlogged: int = 0
@@ -168,18 +189,63 @@ def _page_url(url: str | None) -> str | None:
     return url if parts.scheme in ("http", "https") and parts.hostname else None
 
 
-#: Tries a page directly, whatever proxy the environment names.
-_opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+def page_target(url: str | None) -> tuple[str, int] | str:
+    """Where a table's page may be tried, ``(address, port)``, or why not, in a few words.
 
-
-def reachable(url: str, timeout: float = CHECK_TIMEOUT_S) -> bool:
-    """Whether an HTTP GET of ``url`` answers (under 400) within ``timeout`` seconds."""
-    request = urllib.request.Request(url, headers={"User-Agent": "TableSight hub"})
+    Only ``http://ADDRESS:PORT/``: ADDRESS an IP address in :data:`PAGE_NETWORKS` (a name
+    would be looked up, and a look-up can be made to answer anything), PORT from
+    :data:`LOWEST_PAGE_PORT`, the path ``/`` with no user, query or fragment."""
+    if not url:
+        return "no address"
     try:
-        with _opener.open(request, timeout=timeout) as response:
-            return int(response.status) < 400
-    except (OSError, ValueError, http.client.HTTPException):
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return "not an address"
+    if parts.scheme != "http":
+        return "not http://"
+    if parts.username is not None or parts.password is not None:
+        return "a user name in it"
+    if parts.path != "/" or parts.query or parts.fragment or url.endswith(("?", "#")):
+        return "a path other than /"
+    try:
+        address = ipaddress.ip_address(parts.hostname or "")
+    except ValueError:
+        return "a name, not an IP address"
+    if not any(address in network for network in PAGE_NETWORKS):
+        return "not a private network's address"
+    if port is None or port < LOWEST_PAGE_PORT:
+        return f"no port from {LOWEST_PAGE_PORT} up"
+    return str(address), port
+
+
+def reachable(address: str, port: int, timeout: float = CHECK_TIMEOUT_S) -> bool:
+    """Whether ``GET /`` at ``address:port`` answers with a 2xx, read within ``timeout``
+    seconds in all. Only the status line is read; a redirect is not followed (it is not
+    the table's page)."""
+    end = time.monotonic() + timeout
+    host = f"[{address}]" if ":" in address else address
+    request = (
+        f"GET / HTTP/1.1\r\nHost: {host}:{port}\r\nUser-Agent: TableSight hub\r\n"
+        "Accept: text/html\r\nConnection: close\r\n\r\n"
+    ).encode()
+    head = b""
+    try:
+        with socket.create_connection((address, port), timeout=timeout) as sock:
+            sock.sendall(request)
+            while b"\n" not in head and len(head) < 512:
+                left = end - time.monotonic()
+                if left <= 0:
+                    return False
+                sock.settimeout(left)
+                chunk = sock.recv(512)
+                if not chunk:
+                    break
+                head += chunk
+    except OSError:
         return False
+    answered = STATUS_LINE.match(head)
+    return answered is not None and 200 <= int(answered.group(1)) < 300
 
 
 def _open_flags(table: _Table) -> tuple[int, int]:
@@ -206,7 +272,13 @@ def _row(table: _Table) -> dict[str, Any]:
         "sides": list(table.sides),
         "state": table.state,
         "url": table.url,
-        "reachable": table.reachable and table.url is not None,
+        # only what was tried, at the address now given
+        "reachable": (
+            table.reachable
+            if table.url is not None and table.unchecked is None and table.checked_url == table.url
+            else None
+        ),
+        "unchecked": table.unchecked if table.url is not None else None,
         "events": table.events,
         "published": table.published,
         "duplicates": table.duplicates,
@@ -261,6 +333,9 @@ class Hub:
         #: lets it in.
         self.refused: str | None = None
         self._tables: dict[str, _Table] = {}
+        #: When each table name's page was last tried (monotonic s), kept while it may not
+        #: be tried again: a table cleared and heard from again is still not tried sooner.
+        self._tried: dict[str, float] = {}
         self._subscribed = threading.Event()
         self._stop = threading.Event()
         self.client = link.client(self.client_id, clean_session=False)
@@ -613,7 +688,7 @@ class Hub:
             for key in GAME_FIELDS:
                 setattr(table, key, _short(getattr(status, key)))
             table.sides = [str(s)[:64] for s in status.sides[:16]]
-            table.url = _page_url(status.url)
+            self._url(table, status.url)
             table.published = status.events
         else:
             if was_online or table.since is None:
@@ -624,9 +699,17 @@ class Hub:
                 if key in given:
                     setattr(table, key, _short(getattr(status, key)))
             if "url" in given:
-                table.url = _page_url(status.url)
+                self._url(table, status.url)
             if "events" in given:
                 table.published = status.events
+
+    @staticmethod
+    def _url(table: _Table, url: str | None) -> None:
+        """The page address a status gives: kept to be shown (http or https), and tried
+        only if :func:`page_target` allows it."""
+        table.url = _page_url(url)
+        target = page_target(table.url) if table.url is not None else "no address"
+        table.unchecked = target if isinstance(target, str) else None
 
     def _event(self, table: _Table, message: messages.EventMessage, received_ms: float) -> None:
         if not self._game(table, message.game_id):
@@ -695,30 +778,41 @@ class Hub:
     # -- the tables' pages ---------------------------------------------------------------
 
     def _check_pages(self) -> None:
-        """Each table's page address tried when it is new, then every ``check_every_s``."""
+        """Each table's page tried when it is first heard of, then at most once every
+        ``check_every_s`` per table name, whatever its statuses say in between; only at
+        an address :func:`page_target` allows."""
         tick = min(1.0, self.check_every_s)
         while not self._stop.wait(tick):
-            due: list[tuple[str, str]] = []
+            due: list[tuple[str, str, tuple[str, int]]] = []
             with self._lock:
                 now = time.monotonic()
+                every = self.check_every_s
+                self._tried = {n: t for n, t in self._tried.items() if now - t < every}
                 for table in self._tables.values():
-                    if table.url is None:
+                    if table.url is None or table.unchecked is not None:
                         continue
-                    if table.url != table.checked_url or now - table.checked >= self.check_every_s:
-                        table.checked, table.checked_url = now, table.url
-                        due.append((table.name, table.url))
+                    if table.name in self._tried:
+                        continue
+                    target = page_target(table.url)
+                    if isinstance(target, str):  # (never: unchecked says so)
+                        continue
+                    self._tried[table.name] = now
+                    due.append((table.name, table.url, target))
             if not due:
                 continue
             try:
-                answers = list(self._pool.map(lambda d: reachable(d[1], self.check_timeout_s), due))
+                answers = list(
+                    self._pool.map(lambda d: reachable(d[2][0], d[2][1], self.check_timeout_s), due)
+                )
             except RuntimeError:  # the pool shut down: closing
                 return
             with self._lock:
-                for (name, url), ok in zip(due, answers, strict=True):
+                for (name, url, _), ok in zip(due, answers, strict=True):
                     tried = self._tables.get(name)
-                    if tried is not None and tried.url == url and tried.reachable != ok:
-                        tried.reachable = ok
-                        self._bump(tried)
+                    if tried is None or (tried.checked_url, tried.reachable) == (url, ok):
+                        continue
+                    tried.checked_url, tried.reachable = url, ok
+                    self._bump(tried)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -24,16 +24,22 @@ The routes:
 
 Every refusal is ``{"error": {"status", "field", "message"}}``: a 400 naming the field,
 a 404 naming ``table``. Listening beyond this machine, a POST needs the token the hub
-printed (``X-TableSight-Token``), as the table's own page does.
+printed (``X-TableSight-Token``), as the table's own page does; and what the hub made of
+the tables' own pages (``url``, ``reachable``, ``unchecked``) is shown only to a viewer
+who gives the token (the header, or ``?token=`` for the stream): to any other, each is
+``null``, so that no one on the venue's network learns through the hub what answers at an
+address a table named.
 """
 
 from __future__ import annotations
 
+import hmac
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
-from flask import Blueprint, Flask, Response, current_app, jsonify
+from flask import Blueprint, Flask, Response, current_app, jsonify, request
 
 from tablesight.tournament.hub import Hub, UnknownTable
 from tablesight.webui.app import guarded_app
@@ -48,6 +54,9 @@ from tablesight.webui.stream import KEEPALIVE_S, held
 #: Where the app keeps the hub, and whether its server stops.
 HUB = "tablesight.hub"
 STOPPING = "tablesight.hub.stopping"
+TOKEN = "tablesight.hub.token"
+#: What a table's row says of its own page, shown only to a viewer with the token.
+PAGE_KEYS = ("url", "reachable", "unchecked")
 #: Most list messages per second on one stream.
 STREAM_HZ = 5.0
 #: How often a waiting stream looks whether its server stops (s).
@@ -67,6 +76,7 @@ def create_hub_app(
     app = guarded_app(token, hosts, limits)
     app.extensions[HUB] = hub
     app.extensions[STOPPING] = threading.Event()
+    app.extensions[TOKEN] = token
     app.register_blueprint(views)
     return app
 
@@ -94,7 +104,23 @@ def _hub() -> Hub:
     return shown
 
 
-def _listing(hub: Hub, since: int = -1) -> tuple[int, str]:
+def _trusted() -> bool:
+    """Whether this request's viewer may see what the hub made of the tables' pages: the
+    server has no token (it serves this machine only), or the request gives it."""
+    token: str | None = current_app.extensions[TOKEN]
+    if token is None:
+        return True
+    given = request.headers.get("X-TableSight-Token") or request.args.get("token") or ""
+    return hmac.compare_digest(given.encode("utf-8", "replace"), token.encode())
+
+
+def _shown(row: dict[str, Any], trusted: bool) -> dict[str, Any]:
+    """A table's row as this viewer sees it: without its page's keys' values unless
+    ``trusted``."""
+    return row if trusted else {**row, **dict.fromkeys(PAGE_KEYS)}
+
+
+def _listing(hub: Hub, since: int = -1, *, trusted: bool) -> tuple[int, str]:
     """The version now and ``/api/tables``'s object as JSON text: with ``since``, only
     the rows changed after that version (and every table's name in ``order``)."""
     version, order, rows = hub.changes(since)
@@ -104,7 +130,7 @@ def _listing(hub: Hub, since: int = -1) -> tuple[int, str]:
         "hub": hub.state(),
         "full": since < 0,
         "order": order,
-        "tables": rows,
+        "tables": [_shown(r, trusted) for r in rows],
     }
     return version, dumps(listing, separators=(",", ":"))
 
@@ -127,13 +153,13 @@ def favicon() -> Response:
 
 @views.get("/api/tables")
 def tables() -> Response:
-    return Response(_listing(_hub())[1], mimetype="application/json")
+    return Response(_listing(_hub(), trusted=_trusted())[1], mimetype="application/json")
 
 
 @views.get("/api/tables/<name>")
 def table(name: str) -> Response:
     try:
-        return jsonify(_hub().table(name))
+        return jsonify(_shown(_hub().table(name), _trusted()))
     except UnknownTable as exc:
         raise ApiError(404, str(exc), "table") from None
 
@@ -156,13 +182,13 @@ def decide(name: str) -> Response:
 @views.get("/api/stream")
 def stream() -> Response:
     return held(
-        _stream(_hub(), current_app.extensions[STOPPING]),
+        _stream(_hub(), current_app.extensions[STOPPING], _trusted()),
         mimetype="text/event-stream",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
     )
 
 
-def _stream(hub: Hub, stopping: threading.Event) -> Iterator[str]:
+def _stream(hub: Hub, stopping: threading.Event, trusted: bool) -> Iterator[str]:
     """The list each time it changes (the rows changed since the last message), at most
     ``STREAM_HZ`` a second, a comment line when nothing has for ``KEEPALIVE_S``; until
     the hub or its server closes (or the client goes: the write fails)."""
@@ -179,6 +205,6 @@ def _stream(hub: Hub, stopping: threading.Event) -> Iterator[str]:
         due = 1.0 / STREAM_HZ - (now - last_sent)
         if due > 0 and stopping.wait(due):
             return
-        seen, text = _listing(hub, seen)
+        seen, text = _listing(hub, seen, trusted=trusted)
         last_sent = quiet_since = time.monotonic()
         yield f"event: tables\ndata: {text}\n\n"

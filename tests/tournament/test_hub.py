@@ -423,11 +423,13 @@ def test_a_tables_page_is_linked_only_when_it_answers(started, tables):
         tables.status("bravo", "g2", url=f"http://127.0.0.1:{closed}/")
         tables.status("charlie", "g3", url="javascript:alert(1)")
         until(hub, lambda: listed(hub).get("alpha", {}).get("reachable") is True)
-        time.sleep(0.5)
+        until(hub, lambda: listed(hub).get("bravo", {}).get("reachable") is not None)
         shown = listed(hub)
         assert (shown["alpha"]["url"], shown["alpha"]["reachable"]) == (live, True)
         assert shown["bravo"]["reachable"] is False
-        assert (shown["charlie"]["url"], shown["charlie"]["reachable"]) == (None, False)
+        # no page address: nothing tried, nothing said of it
+        assert (shown["charlie"]["url"], shown["charlie"]["reachable"]) == (None, None)
+        assert shown["charlie"]["unchecked"] is None
         page.shutdown()
         page.server_close()
         until(hub, lambda: listed(hub)["alpha"]["reachable"] is False)

@@ -6,6 +6,7 @@ token a hub listening beyond this machine asks of a decision."""
 
 from __future__ import annotations
 
+import http.server
 import itertools
 import json
 import threading
@@ -147,7 +148,7 @@ def test_the_list_says_every_table_with_the_one_needing_a_judge_first(served, tw
     assert alpha["last_event"]["id"] == 1
     assert alpha["last_event"]["sent_ms"] == pytest.approx(two_tables)
     assert alpha["last_event"]["received_ms"] >= two_tables - 50
-    assert (alpha["url"], alpha["reachable"]) == (None, False)
+    assert (alpha["url"], alpha["reachable"], alpha["unchecked"]) == (None, None, None)
     assert (bravo["status"], bravo["violations"], bravo["flags"]) == ("offline", 0, [])
     assert (bravo["turn"], bravo["phase"], bravo["last_event"]) == (4, "shooting", None)
     assert time.time() - 10 < bravo["since"] <= time.time()
@@ -218,11 +219,13 @@ def test_a_decision_reaches_its_table_as_a_command(served, two_tables, tables):
     assert (command["id"], command["flag"], command["answer"]["ok"]) == (body["command"], 3, True)
 
 
-def read_stream(url: str, wanted, wait_s: float = WAIT_S) -> list[tuple[float, dict[str, Any]]]:
+def read_stream(
+    url: str, wanted, wait_s: float = WAIT_S, query: str = ""
+) -> list[tuple[float, dict[str, Any]]]:
     """The stream's ``tables`` messages (with the time each came) until ``wanted`` of
     the list so far holds."""
     got: list[tuple[float, dict[str, Any]]] = []
-    with urllib.request.urlopen(url + "api/stream", timeout=wait_s) as response:
+    with urllib.request.urlopen(url + "api/stream" + query, timeout=wait_s) as response:
         assert response.headers["Content-Type"].startswith("text/event-stream")
         kind, data = None, []
         end = time.monotonic() + wait_s
@@ -326,3 +329,81 @@ def test_beyond_this_machine_a_decision_needs_the_token(hub, tables):
         assert "?token=" in server.url
     finally:
         server.close()
+
+
+class _Page(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *_args: Any) -> None:
+        pass
+
+
+def test_what_the_hub_made_of_a_tables_page_is_shown_only_with_the_token(hub, tables):
+    """A hub listening beyond this machine: a viewer without its token sees no table's
+    page address and nothing of whether it answered (null), with a wrong token neither;
+    with the token (a header, or ?token= for the stream) the address, whether it answered
+    and why one is not tried. The rest of the row is the same to both."""
+    page = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Page)
+    threading.Thread(target=page.serve_forever, daemon=True).start()
+    server = hub_server(hub, "0.0.0.0", 0).start()
+    try:
+        live = f"http://127.0.0.1:{page.server_address[1]}/"
+        named = f"http://localhost:{page.server_address[1]}/"
+        tables.status("alpha", "ga", url=live)
+        tables.status("bravo", "gb", url=named)
+        end = time.monotonic() + WAIT_S
+        while not any(t["name"] == "alpha" and t["reachable"] for t in hub.tables()):
+            assert time.monotonic() < end, hub.tables()
+            hub.wait_for_change(hub.version, 0.2)
+        url = f"http://127.0.0.1:{server.port}/"
+        until(url, lambda s: "bravo" in s)
+        token = {"X-TableSight-Token": server.token}
+        page_keys = ("url", "reachable", "unchecked")
+        seen = {
+            "alpha": (live, True, None),
+            "bravo": (named, None, "a name, not an IP address"),
+        }
+        unseen = (None, None, None)
+
+        def keys(row: dict[str, Any]) -> tuple[Any, ...]:
+            return tuple(row[k] for k in page_keys)
+
+        def rest(row: dict[str, Any]) -> dict[str, Any]:
+            return {k: v for k, v in row.items() if k not in page_keys}
+
+        for headers, shown in [
+            ({}, False),
+            ({"X-TableSight-Token": "wrong"}, False),
+            (token, True),
+        ]:
+            status, body = call(url + "api/tables", headers=headers)
+            assert status == 200
+            rows = {t["name"]: t for t in body["tables"]}
+            for name, expected in seen.items():
+                assert keys(rows[name]) == (expected if shown else unseen), (name, headers)
+            status, alpha = call(url + "api/tables/alpha", headers=headers)
+            assert status == 200
+            assert keys(alpha) == (seen["alpha"] if shown else unseen)
+        _, plain = call(url + "api/tables")
+        _, trusted = call(url + "api/tables", headers=token)
+        assert [rest(t) for t in plain["tables"]] == [rest(t) for t in trusted["tables"]]
+        status, alpha = call(url + f"api/tables/alpha?token={server.token}")
+        assert keys(alpha) == seen["alpha"]
+
+        for query, shown in [
+            ("", False),
+            ("?token=wrong", False),
+            (f"?token={server.token}", True),
+        ]:
+            (_, message), *_ = read_stream(url, lambda got: True, query=query)
+            assert message["full"] is True
+            rows = {t["name"]: t for t in message["tables"]}
+            for name, expected in seen.items():
+                assert keys(rows[name]) == (expected if shown else unseen), (name, query)
+    finally:
+        server.close()
+        page.shutdown()
+        page.server_close()

@@ -243,3 +243,51 @@ def test_a_card_stays_under_the_judges_pointer_while_the_list_changes(hall, page
         "data-table", "alpha", timeout=LIVE_MS
     )
     assert names(page) == ["alpha", "charlie", "bravo", "delta"]
+
+
+def test_a_tables_view_is_linked_only_for_the_judge_with_the_token(mosquitto, pages):
+    """A hub listening beyond this machine: the judge who opened it with its token sees
+    the link to alpha's view (which answers), and why bravo's address is not tried (a
+    name); a viewer without the token sees neither."""
+    hub = Hub(BrokerLink.parse(mosquitto.url), "judges", check_every_s=3600.0).start()
+    assert hub.wait_subscribed(WAIT_S)
+    server = hub_server(hub, "0.0.0.0", 0).start()
+    url = f"http://127.0.0.1:{server.port}/"
+    tables = TableVoices(mosquitto.port)
+    try:
+        tables.status("alpha", "ga", url=url)  # the hub's own page stands in for it
+        tables.status("bravo", "gb", url=f"http://localhost:{server.port}/")
+        end = time.monotonic() + WAIT_S
+        while not any(t["name"] == "alpha" and t["reachable"] for t in hub.tables()):
+            assert time.monotonic() < end, hub.tables()
+            hub.wait_for_change(hub.version, 0.2)
+        assert server.token
+
+        judge = pages(f"{url}?token={server.token}", 1400, 900)
+        expect(judge.locator("#tables > li")).to_have_count(2)
+        hold_click(judge, judge.locator('li[data-table="alpha"] button'))
+        expect(judge.locator("#d-name")).to_have_text("alpha")
+        expect(judge.locator("#d-link")).to_be_visible()
+        expect(judge.locator("#d-link")).to_have_attribute("href", url)
+        expect(judge.locator("#d-unreachable")).to_be_hidden()
+        hold_click(judge, judge.locator('li[data-table="bravo"] button'))
+        expect(judge.locator("#d-name")).to_have_text("bravo")
+        expect(judge.locator("#d-link")).to_be_hidden()
+        expect(judge.locator("#d-unreachable")).to_have_text(
+            "Its table view's address is not tried from here (a name, not an IP address)."
+        )
+
+        viewer = pages(url, 1400, 900)
+        expect(viewer.locator("#tables > li")).to_have_count(2)
+        hold_click(viewer, viewer.locator('li[data-table="alpha"] button'))
+        expect(viewer.locator("#d-name")).to_have_text("alpha")
+        expect(viewer.locator("#d-game")).to_contain_text("Necromunda")
+        expect(viewer.locator("#d-link")).to_be_hidden()
+        expect(viewer.locator("#d-unreachable")).to_be_hidden()
+        hold_click(viewer, viewer.locator('li[data-table="bravo"] button'))
+        expect(viewer.locator("#d-name")).to_have_text("bravo")
+        expect(viewer.locator("#d-unreachable")).to_be_hidden()
+    finally:
+        tables.close()
+        server.close()
+        hub.close()

@@ -21,12 +21,25 @@
   let fetching = false, again = false;
   let sent = null;      // the decision this page sent last: {table, id, flag, decision}
 
-  const { html, Refusal, post, get } = TS;  // as every page talks to its server
+  const { html, Refusal, post, answer } = TS;  // as every page talks to its server
 
   // -- talking to the hub ----------------------------------------------------------------
 
+  // The token the hub printed (tablesight.js keeps it for the tab): with it, the hub shows
+  // what it made of the tables' own pages (url, reachable), which it keeps from viewers
+  // without it. The stream cannot send a header: it gives the token in its address.
+  const token = (() => {
+    try { return window.sessionStorage.getItem("tablesight.token"); } catch (err) { return null; }
+  })();
+
+  async function get(url) {
+    const headers = token ? { "X-TableSight-Token": token } : {};
+    return answer(await fetch(url, { cache: "no-store", headers }));
+  }
+
   function connect() {
-    const source = new EventSource("/api/stream");
+    const query = token ? `?token=${encodeURIComponent(token)}` : "";
+    const source = new EventSource(`/api/stream${query}`);
     source.addEventListener("tables", (m) => showList(JSON.parse(m.data)));
     source.onopen = () => say("connection", "");
     source.onerror = () => say("connection", "hub unreachable, reconnecting...");
@@ -249,10 +262,16 @@
     problem.hidden = !t.problem;
     problem.textContent = t.problem ? `${plural(t.problems, "message")} not read; the last: ${t.problem}` : "";
     const link = $("d-link");
-    const linkable = Boolean(t.reachable && t.url && /^https?:\/\//i.test(t.url));
+    const linkable = Boolean(t.reachable === true && t.url && /^https?:\/\//i.test(t.url));
     link.hidden = !linkable;
     if (linkable && link.href !== t.url) link.href = t.url;
-    $("d-unreachable").hidden = linkable || !t.url;
+    // tried and not answering; or not tried, and why (an address the hub does not try)
+    const note = $("d-unreachable");
+    const why = t.reachable === false ? "Its table view cannot be reached from here."
+      : t.url && t.unchecked ? `Its table view's address is not tried from here (${t.unchecked}).`
+        : "";
+    note.hidden = !why;
+    if (note.textContent !== why) note.textContent = why;
     showFlags(t);
     showAnswer(t);
     showEvents(t);
