@@ -288,6 +288,13 @@ def test_a_judges_command_is_applied_answered_and_recorded(
             "c-decision": ({**command, "id": "c-decision", "decision": "overrule"}, "decision: "),
             "c-by": ({k: v for k, v in command.items() if k != "by"} | {"id": "c-by"}, "by: "),
             "c-type": ({**command, "id": "c-type", "flag": "two"}, "flag: "),
+            # loose types are not converted: the flag is 2, but not "2"; the version 1, not "1"
+            "c-string": (
+                {**command, "id": "c-string", "flag": "2", "decision": "accept"},
+                "flag: Input should be a valid integer",
+            ),
+            "c-v": ({**command, "id": "c-v", "v": "1", "decision": "accept"}, "v: Input should"),
+            "c-bool": ({**command, "id": "c-bool", "v": True, "decision": "accept"}, "v: Input"),
             "c-table": ({**command, "id": "c-table", "table": "t2"}, "table: "),
         }
         # and two that cannot say their id: answered with an empty one
