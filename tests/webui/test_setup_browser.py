@@ -21,13 +21,18 @@ docs.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import random
 import re
+import signal
+import subprocess
+import threading
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -180,6 +185,58 @@ def table_only(rig) -> Path:
     table = cv2.imread(str(rig.table_png))
     write_frames([table] * 4, clip, FPS, rig.camera.size, "mjpg")
     return clip
+
+
+#: What ``tablesight setup`` prints on stderr when its page is up.
+SETUP_LINE = re.compile(r"set-up page: (http://127\.0\.0\.1:\d+/)")
+
+
+@pytest.fixture
+def run_setup(tablesight_command, tmp_path):
+    """``with run_setup(source) as (process, url, stderr lines):`` ``tablesight setup
+    --source SOURCE --folder TMP_PATH`` on a free port, as a user starts it (the files
+    are written in ``tmp_path`` or under it); stopped with Ctrl-C on leaving."""
+
+    @contextlib.contextmanager
+    def started(source: Path, wait_s: float = 60.0) -> Iterator[tuple]:
+        command = [*tablesight_command, "setup", "--source", str(source), "--port", "0"]
+        process = subprocess.Popen(
+            [*command, "--folder", str(tmp_path)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+        )
+        lines: list[str] = []
+        found = threading.Event()
+
+        def read() -> None:
+            assert process.stderr is not None
+            for line in process.stderr:
+                lines.append(line)
+                if SETUP_LINE.search(line):
+                    found.set()
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        try:
+            if not found.wait(wait_s):
+                pytest.fail(f"tablesight setup printed no URL: {''.join(lines)}")
+            url = next(m for m in map(SETUP_LINE.search, lines) if m).group(1)
+            yield process, url, lines
+        finally:
+            if process.poll() is None:
+                process.send_signal(signal.SIGINT)
+                try:
+                    process.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+            reader.join(timeout=5)
+            if process.stderr is not None:
+                process.stderr.close()
+
+    return started
 
 
 def api(url: str, path: str) -> dict:
@@ -456,7 +513,7 @@ def test_each_steps_refusal_is_said_at_its_field(rig, table_only, pages, run_set
     camera_toml.write_text(rig.camera.calibrated().to_toml())
     with run_setup(table_only) as (_, url, _lines):
         # the browser logs each refused request as an error: those are what is tested
-        page = pages(url + "setup", 1600, 1000, allow=("status of 400",))
+        page = pages(url + "setup", 1600, 1000, allow=("status of 400", "status of 409"))
         choose_source(page, table_only)
 
         go_to(page, "calibrate")
@@ -549,4 +606,42 @@ def test_each_steps_refusal_is_said_at_its_field(rig, table_only, pages, run_set
         click(page, "#write")
         expect(field_error(page, "start", "folder")).to_contain_text("cannot write")
         assert not (blocker.parent / "my table").exists()
+
+        # a folder outside the one the set-up was given
+        type_into(page, "#folder", str(tmp_path.parent))
+        click(page, "#write")
+        expect(field_error(page, "start", "folder")).to_contain_text(
+            f"writes only in {tmp_path} and the folders under it"
+        )
+
+        # a roster of the user's own there: replaced only once the user says so, and kept
+        kept = tmp_path / "kept"
+        kept.mkdir()
+        (kept / "roster.toml").write_bytes(b"# my own roster\n")
+        asked: list[str] = []
+
+        def dismiss(dialog) -> None:
+            asked.append(dialog.message)
+            dialog.dismiss()
+
+        type_into(page, "#folder", "kept")  # under the set-up's folder
+        page.once("dialog", dismiss)
+        click(page, "#write")
+        expect(field_error(page, "start", "folder")).to_contain_text("the files there are kept")
+        assert asked == [
+            f"roster.toml in {kept}: replace it? (each old one is kept beside its new one, "
+            "as roster.toml.1 or the next free number)"
+        ]
+        assert sorted(p.name for p in kept.iterdir()) == ["roster.toml"]
+        page.once("dialog", lambda dialog: dialog.accept())
+        click(page, "#write")
+        expect(page.locator("#written-folder")).to_have_text(f"Written to {kept}:")
+        assert (kept / "roster.toml.1").read_bytes() == b"# my own roster\n"
+        assert sorted(p.name for p in kept.iterdir()) == [
+            "camera.toml",
+            "roster.toml",
+            "roster.toml.1",
+            "table.toml",
+        ]
+        assert Setup.load("necromunda", *(kept / f"{n}.toml" for n in ("table", "roster"))).roster
         page.close()
