@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict
 
 from tablesight.calibration.dictionaries import dictionary_id
-from tablesight.rules.errors import InputError, load_toml, read_toml, validate
+from tablesight.rules.errors import InputError, check_regular, load_toml, read_toml, validate
 from tablesight.rules.values import Mm, Pixels
 
 #: Views blurrier than this (variance of the Laplacian over the board) are rejected: sharp
@@ -314,8 +314,7 @@ def calibrate(views: Iterable[tuple[str, np.ndarray]], board_spec: BoardSpec) ->
 def read_views(paths: Iterable[Path], every: int = 15) -> Iterator[tuple[str, np.ndarray]]:
     """Images, or frames of videos (one in ``every``), as (name, image)."""
     for path in paths:
-        if not path.exists():
-            raise InputError(f"{path}: no such file")
+        check_regular(path, "an image or video of the board")  # not a device or a pipe
         image = cv2.imread(str(path))
         if image is not None:
             yield str(path), image

@@ -9,6 +9,7 @@ import csv
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import IO, Any, Literal
 
 from tablesight.match.reader import Match
 from tablesight.match.schema import EVENT_FIELDS, EXPORT_DIGITS, EXPORT_VERSION, FORMAT, reason
-from tablesight.rules.errors import InputError
+from tablesight.rules.errors import InputError, special
 
 
 def export(
@@ -74,6 +75,10 @@ def _check_target(target: Path, inputs: list[Path], force: bool) -> None:
     that exists, new unless ``force``."""
     if target.is_dir():
         raise InputError(f"{target}: is a folder; -o names the file to write")
+    with contextlib.suppress(OSError):
+        mode = os.lstat(target).st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):  # never replace a device or a pipe
+            raise InputError(f"{target}: is {special(mode)}; -o names the file to write")
     folder = target.parent
     if not folder.is_dir():
         raise InputError(f"{target}: no such folder {folder}")

@@ -31,7 +31,7 @@ from tablesight.match.schema import (
     now_iso,
     refuse_future,
 )
-from tablesight.rules.errors import InputError
+from tablesight.rules.errors import NAME_MAX, InputError, check_regular
 from tablesight.rules.session import INPUTS, Event, EventKind
 from tablesight.rules.verdict import RuleName
 
@@ -236,6 +236,12 @@ def check_video_name(path: Path, name: object) -> str | None:
             f"{path}: meta video: expected null or a file name beside it ending in "
             f"{VIDEO_SUFFIX}, got {_short(json.dumps(name))}"
         )
+    size = len(name.encode("utf-8", "surrogatepass"))
+    if size > NAME_MAX:  # no system takes it: looking for it fails
+        raise InputError(
+            f"{path}: meta video: expected a file name of at most {NAME_MAX} bytes, got "
+            f"one of {size}: {_short(json.dumps(name))}"
+        )
     return name
 
 
@@ -263,6 +269,7 @@ def check_meta(path: Path, meta: dict[str, Any]) -> None:
         isinstance(m, dict) and isinstance(m.get("id"), str) for m in roster
     ):
         raise bad("roster", "a list of models, each with an id")
+    _check_once(path, "roster", [m["id"] for m in roster], "model")
     broker = meta.get("broker")
     if broker is not None and not (
         isinstance(broker, dict)
@@ -272,8 +279,27 @@ def check_meta(path: Path, meta: dict[str, Any]) -> None:
     for key in ("table", "ruleset", "camera"):
         if meta.get(key) is not None and not isinstance(meta[key], dict):
             raise bad(key, "an object")
-    if not isinstance(meta.get("terrain", []), list):
+    terrain = meta.get("terrain", [])
+    if not isinstance(terrain, list):
         raise bad("terrain", "a list of pieces")
+    pieces = [t.get("id") if isinstance(t, dict) else None for t in terrain]
+    _check_once(path, "terrain", pieces, "piece")
+
+
+def _check_once(path: Path, key: str, ids: list[Any], what: str) -> None:
+    """The match's ``meta`` ``key`` has each id once (the replay and the export know a
+    model, or a piece, by its id): the file is refused whole, never read with one entry
+    silently in place of another."""
+    first: dict[Any, int] = {}
+    for i, value in enumerate(ids):
+        if value is None:
+            continue
+        if value in first:
+            raise InputError(
+                f"{path}: meta {key}[{i}].id: {_short(json.dumps(value))} is also "
+                f"{key}[{first[value]}].id; expected each {what} once, by an id of its own"
+            )
+        first[value] = i
 
 
 @contextlib.contextmanager
@@ -312,8 +338,8 @@ class Match:
 
     def __init__(self, path: Path, *, untouched: bool = False) -> None:
         self.path = Path(path)
-        if not self.path.exists():
-            raise InputError(f"{self.path}: no such file")
+        # SQLite opens what it is given: never a device, a pipe (it would wait) or a folder
+        check_regular(self.path, "a match file")
         existing = inspect_file(self.path, writing=False)
         if not existing.match:
             raise InputError(f"{self.path}: not a match file (an empty database)")
@@ -381,7 +407,10 @@ class Match:
         """The video file beside the database, if there is one."""
         name = check_video_name(self.path, self.meta.get("video"))
         path = self.path.with_name(name) if name else None
-        return path if path is not None and path.is_file() else None
+        try:
+            return path if path is not None and path.is_file() else None
+        except OSError:  # beside a match whose own name is nearly as long as names go
+            return None
 
     @property
     def duration_s(self) -> float:

@@ -1,7 +1,11 @@
-"""Errors for malformed input: one line naming the file, the field and what was expected."""
+"""Errors for malformed input: one line naming the file, the field and what was expected;
+and the files a user names read safely (only a regular file, only so much of it)."""
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 import tomllib
 from pathlib import Path
 from typing import Any, TypeVar
@@ -129,21 +133,6 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise InputError(f"{path}: not valid TOML: {str(exc).split(';')[0]}") from None
 
 
-def read_text(path: Path, kind: str) -> str:
-    """A file's UTF-8 text; a missing, unreadable (a folder, say) or binary file is one
-    ``InputError`` line (``kind`` says what it should be: "a TOML file")."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a folder, expected {kind}") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not UTF-8 text ({kind})") from None
-
-
 def validate(path: Path, schema: type[M], data: object) -> M:
     """``data`` checked against ``schema``; the first problem is one ``InputError`` line."""
     try:
@@ -169,3 +158,182 @@ def check_unique(source: str, key: str, values: list[Any], field: str = "id") ->
                 f"{source}: {key}[{i}].{field}: {cut(value)} is also {key}[{first[value]}].{field}"
             )
         first[value] = i
+
+
+# -- reading the files a user names ----------------------------------------------------
+#
+# A TOML file, a scenario, a match, a camera file: only a regular file is opened, and only
+# so much of it is read.
+#
+# A device (``/dev/zero``), a named pipe with nothing writing to it, a socket or a folder is
+# refused before it is opened, and again after (the name may have been swapped between the
+# two: the file is opened without waiting, so a pipe never blocks); a file larger than its
+# kind may be is refused before it is read, and one that grows while it is read is refused
+# once it passes the limit. A name the system cannot take (longer than it allows, in all or
+# in one part) is refused too. Every refusal is one :class:`InputError` line naming the file.
+
+#: The most a TOML or JSON file a user names may hold (bytes): thousands of times any real
+#: table, roster, camera file or scenario.
+TEXT_LIMIT = 16 * 1024 * 1024
+
+#: The longest name of one part of a path, and of a whole path, most systems take (Linux's
+#: NAME_MAX and PATH_MAX); what the system says wins, these are only told.
+NAME_MAX = 255
+PATH_MAX = 4096
+
+#: How much of a very long name a message shows (its start and its end).
+SHOWN_HEAD = 60
+SHOWN_TAIL = 30
+
+#: Opening without waiting (a pipe with no writer) and without making it our terminal.
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+#: Read this much at a time.
+_CHUNK = 1024 * 1024
+
+
+def shown(path: os.PathLike[str] | str) -> str:
+    """A path as a message names it: a very long one by its start and end and its length,
+    so that the line stays readable."""
+    text = os.fspath(path)
+    if len(text) <= SHOWN_HEAD + SHOWN_TAIL + 30:
+        return text
+    return f"{text[:SHOWN_HEAD]}...{text[-SHOWN_TAIL:]} ({len(text)} characters)"
+
+
+def name_too_long(path: os.PathLike[str] | str) -> str:
+    """What is too long in a name the system refused (``ENAMETOOLONG``)."""
+    text = os.fspath(path)
+    longest = max((len(p) for p in Path(text).parts), default=0)
+    if longest > NAME_MAX:
+        return (
+            f"file name too long: a part of it has {longest} characters, "
+            f"the system takes at most {NAME_MAX}"
+        )
+    return f"file name too long: {len(text)} characters, the system takes at most {PATH_MAX - 1}"
+
+
+def os_refusal(
+    path: os.PathLike[str] | str, exc: OSError, kind: str, missing: str = "no such file"
+) -> InputError:
+    """An error the system gave opening or reading ``path`` as one line (``kind`` says what
+    it should be: "a TOML file"; ``missing`` what a file not there is told)."""
+    name = shown(path)
+    code = exc.errno
+    if code == errno.ENOENT:
+        return InputError(f"{name}: {missing}")
+    if code == errno.ENAMETOOLONG:
+        return InputError(f"{name}: {name_too_long(path)}")
+    if code == errno.ENOTDIR:
+        return InputError(f"{name}: no such file (a part of the path is not a folder)")
+    if code == errno.EISDIR:
+        return InputError(f"{name}: is a folder, expected {kind}")
+    return InputError(f"{name}: cannot read: {exc.strerror or exc}")
+
+
+def special(mode: int) -> str:
+    """What a file that is not a regular one is: a named pipe, a device, ..."""
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a plain file"
+
+
+def _size(size: int) -> str:
+    """``16 MiB`` for a whole number of MiB, else ``16,777,217 bytes``."""
+    mib = 1024 * 1024
+    return f"{size // mib} MiB" if size >= mib and size % mib == 0 else f"{size:,} bytes"
+
+
+def _check_mode(
+    path: os.PathLike[str] | str, st: os.stat_result, kind: str, limit: int | None
+) -> None:
+    name = shown(path)
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(f"{name}: is a folder, expected {kind}")
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"{name}: is {special(st.st_mode)}, not a regular file; expected {kind}")
+    if limit is not None and st.st_size > limit:
+        raise too_big(path, kind, limit, st.st_size)
+
+
+def too_big(path: os.PathLike[str] | str, kind: str, limit: int, size: int | None) -> InputError:
+    held = f"holds {_size(size)}" if size is not None else "grew past that while read"
+    return InputError(f"{shown(path)}: {kind} may hold at most {_size(limit)}; this {held}")
+
+
+def check_regular(
+    path: os.PathLike[str] | str,
+    kind: str,
+    limit: int | None = None,
+    missing: str = "no such file",
+) -> os.stat_result:
+    """``path`` names a regular file (of at most ``limit`` bytes): for a file another
+    library opens by its name (SQLite, OpenCV). Else one :class:`InputError` line."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise os_refusal(path, exc, kind, missing) from None
+    except ValueError:  # a NUL in the name
+        raise InputError(f"{shown(path)}: not a file name (it holds a NUL character)") from None
+    _check_mode(path, st, kind, limit)
+    return st
+
+
+def read_bytes(
+    path: os.PathLike[str] | str,
+    kind: str,
+    limit: int = TEXT_LIMIT,
+    missing: str = "no such file",
+) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them; anything else
+    (see the module's docstring) is one :class:`InputError` line."""
+    check_regular(path, kind, limit, missing)
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError as exc:
+        raise os_refusal(path, exc, kind) from None
+    try:
+        _check_mode(path, os.fstat(fd), kind, limit)  # the same file the name named before?
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            chunk = os.read(fd, min(_CHUNK, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise too_big(path, kind, limit, None)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise os_refusal(path, exc, kind) from None
+    finally:
+        os.close(fd)
+
+
+def read_text(
+    path: os.PathLike[str] | str,
+    kind: str,
+    limit: int = TEXT_LIMIT,
+    *,
+    not_text: str | None = None,
+    missing: str = "no such file",
+) -> str:
+    """The UTF-8 text of the regular file ``path`` (its line ends made ``\\n``, as Python's
+    text files read them); ``not_text`` says what a file that is not UTF-8 is told (by
+    default: ``not UTF-8 text (kind)``)."""
+    data = read_bytes(path, kind, limit, missing)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{shown(path)}: {not_text or f'not UTF-8 text ({kind})'}") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")

@@ -14,7 +14,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, Valid
 from shapely.geometry import Polygon
 
 from tablesight.rules.declaration import DeclarationError, check_roll, check_target
-from tablesight.rules.errors import InputError, check_unique, from_validation
+from tablesight.rules.errors import InputError, check_unique, from_validation, read_text
 from tablesight.rules.geometry import Base, Pose
 from tablesight.rules.ruleset import Ruleset, load_ruleset
 from tablesight.rules.scene import Model, Scene, Table, Terrain
@@ -184,12 +184,12 @@ class Scenario:
 
     @classmethod
     def from_file(cls, path: Path, ruleset: Ruleset | None = None) -> Scenario:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"{path}: cannot read: {exc.strerror}") from None
-        except UnicodeDecodeError:
-            raise InputError(f"{path}: not UTF-8 text (a scenario is a JSON file)") from None
+        text = read_text(
+            path,
+            "a scenario (a JSON file)",
+            not_text="not UTF-8 text (a scenario is a JSON file)",
+            missing="cannot read: No such file or directory",
+        )
         return cls.from_json(text, str(path), ruleset)
 
 

@@ -17,10 +17,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from tablesight.options import (
+    FilePath,
+    Host,
+    OutputPath,
     broker_link,
     broker_options,
     broker_target,
     cannot_listen,
+    check_name,
     fail,
     login_of,
     publish_table,
@@ -75,8 +79,8 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--ruleset", "ruleset_path", type=click.Path(path_type=Path), help=RULESET_HELP)
+@click.argument("scenario", type=FilePath(dir_okay=False, path_type=Path))
+@click.option("--ruleset", "ruleset_path", type=FilePath(path_type=Path), help=RULESET_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON on stdout.")
 def check(scenario: Path, ruleset_path: Path | None, as_json: bool) -> None:
     """Judge the moves in a scenario file against a game's rules.
@@ -112,8 +116,10 @@ COMMENT_STARTS = ("//", "/*", "#")
 def _json_comment(path: Path) -> str | None:
     """The line refusing ``path`` when what stops its JSON is a comment (``// ...``), else
     ``None`` (the file's own error says what is wrong)."""
+    from tablesight.rules.errors import InputError, read_text
+
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, "a scenario (a JSON file)")
         json.loads(text)
     except json.JSONDecodeError as exc:
         line = text.splitlines()[exc.lineno - 1] if exc.lineno <= len(text.splitlines()) else ""
@@ -125,17 +131,17 @@ def _json_comment(path: Path) -> str | None:
             f"{path}: line {exc.lineno}: a comment ({mark} ...): JSON has no comments; "
             "take them all out (samples/scenarios/ has files that load as they are)"
         )
-    except (OSError, ValueError, RecursionError):  # unreadable, a 5,000-digit number, ...
+    except (InputError, ValueError, RecursionError):  # unreadable, a 5,000-digit number, ...
         return None
     return None
 
 
 @main.command()
-@click.argument("image", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--table", "table_path", type=click.Path(path_type=Path), help="table.toml")
-@click.option("--camera", "camera_path", type=click.Path(path_type=Path), help="camera.toml")
-@click.option("--roster", "roster_path", type=click.Path(path_type=Path), help="roster.toml")
-@click.option("--terrain", "terrain_path", type=click.Path(path_type=Path), help="terrain.toml")
+@click.argument("image", type=FilePath(dir_okay=False, path_type=Path))
+@click.option("--table", "table_path", type=FilePath(path_type=Path), help="table.toml")
+@click.option("--camera", "camera_path", type=FilePath(path_type=Path), help="camera.toml")
+@click.option("--roster", "roster_path", type=FilePath(path_type=Path), help="roster.toml")
+@click.option("--terrain", "terrain_path", type=FilePath(path_type=Path), help="terrain.toml")
 @click.option("--dictionary", help="Without --table: the ArUco dictionary, e.g. 6x6_250.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 def detect(
@@ -156,13 +162,15 @@ def detect(
     import cv2
 
     from tablesight.calibration.setup import load_table_files
-    from tablesight.rules.errors import InputError
+    from tablesight.rules.errors import InputError, check_regular
     from tablesight.vision.locate import locate
     from tablesight.vision.observe import PoseHealth
     from tablesight.vision.sight import sight
 
-    if not image.exists():
-        fail(f"{image}: no such file")
+    try:  # OpenCV opens what it is given: never a device or a pipe (it would wait)
+        check_regular(image, "an image")
+    except InputError as exc:
+        fail(str(exc))
     frame = cv2.imread(str(image))
     if frame is None:
         fail(f"{image}: not an image OpenCV can read")
@@ -207,10 +215,10 @@ def detect(
 
 @main.command(short_help="Check a set-up: what is wrong with the table as the camera sees it.")
 @click.argument("source")
-@click.option("--table", "table_path", required=True, type=click.Path(path_type=Path))
-@click.option("--camera", "camera_path", required=True, type=click.Path(path_type=Path))
-@click.option("--roster", "roster_path", required=True, type=click.Path(path_type=Path))
-@click.option("--terrain", "terrain_path", type=click.Path(path_type=Path))
+@click.option("--table", "table_path", required=True, type=FilePath(path_type=Path))
+@click.option("--camera", "camera_path", required=True, type=FilePath(path_type=Path))
+@click.option("--roster", "roster_path", required=True, type=FilePath(path_type=Path))
+@click.option("--terrain", "terrain_path", type=FilePath(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON on stdout.")
 def doctor(
     source: str,
@@ -309,7 +317,7 @@ def _sheet_entries(
     "-o",
     "--output",
     required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OutputPath(dir_okay=False, path_type=Path),
     help="The PDF to write.",
 )
 @click.option("--ids", default="0-19", show_default=True, help="Marker ids, e.g. 0-9,12.")
@@ -321,9 +329,9 @@ def _sheet_entries(
 @click.option("--squares", default="5x7", show_default=True, help="ChArUco squares, X x Y.")
 @click.option("--square-mm", default=30.0, show_default=True, help="ChArUco square side.")
 @click.option("--marker-mm", default=22.0, show_default=True, help="ChArUco marker side.")
-@click.option("--roster", "roster_path", type=click.Path(path_type=Path), help="roster.toml")
-@click.option("--terrain", "terrain_path", type=click.Path(path_type=Path), help="terrain.toml")
-@click.option("--table", "table_path", type=click.Path(path_type=Path), help="table.toml")
+@click.option("--roster", "roster_path", type=FilePath(path_type=Path), help="roster.toml")
+@click.option("--terrain", "terrain_path", type=FilePath(path_type=Path), help="terrain.toml")
+@click.option("--table", "table_path", type=FilePath(path_type=Path), help="table.toml")
 def markers(
     output: Path,
     ids: str,
@@ -402,19 +410,19 @@ def calibrate() -> None:
 
 
 @calibrate.command("camera")
-@click.argument("views", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("views", nargs=-1, required=True, type=FilePath(path_type=Path))
 @click.option(
     "--board",
     "board_path",
     required=True,
-    type=click.Path(path_type=Path),
+    type=FilePath(path_type=Path),
     help="BOARD.toml: squares_x, squares_y, square_mm, marker_mm, dictionary",
 )
 @click.option(
     "-o",
     "--output",
     required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OutputPath(dir_okay=False, path_type=Path),
     help="Where to write camera.toml",
 )
 def calibrate_camera(views: tuple[Path, ...], board_path: Path, output: Path) -> None:
@@ -456,13 +464,15 @@ def calibrate_camera(views: tuple[Path, ...], board_path: Path, output: Path) ->
     help="Webcam index (0), video file, image folder or glob, or rtsp:// / http:// stream.",
 )
 @click.option("--game", help="The game's ruleset, e.g. necromunda.")
-@click.option("--ruleset", "ruleset_path", type=click.Path(path_type=Path), help=RULESET_HELP)
-@click.option("--table", "table_path", required=True, type=click.Path(path_type=Path))
-@click.option("--roster", "roster_path", required=True, type=click.Path(path_type=Path))
-@click.option("--terrain", "terrain_path", type=click.Path(path_type=Path))
-@click.option("--camera", "camera_path", type=click.Path(path_type=Path))
-@click.option("--record", "record_path", type=click.Path(path_type=Path), help="match.db")
-@click.option("--host", default="127.0.0.1", show_default=True, help="0.0.0.0: the LAN too.")
+@click.option("--ruleset", "ruleset_path", type=FilePath(path_type=Path), help=RULESET_HELP)
+@click.option("--table", "table_path", required=True, type=FilePath(path_type=Path))
+@click.option("--roster", "roster_path", required=True, type=FilePath(path_type=Path))
+@click.option("--terrain", "terrain_path", type=FilePath(path_type=Path))
+@click.option("--camera", "camera_path", type=FilePath(path_type=Path))
+@click.option("--record", "record_path", type=OutputPath(path_type=Path), help="match.db")
+@click.option(
+    "--host", default="127.0.0.1", show_default=True, type=Host(), help="0.0.0.0: the LAN too."
+)
 @click.option("--port", default=5000, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--setup-url", help="The set-up page that started it: the table view links there.")
 @table_options
@@ -494,6 +504,8 @@ def run(
     from tablesight.webui.serve import referee_until_stopped
 
     target = broker_target(table_name, broker, options)
+    if "://" not in source:
+        check_name(source, "--source")
     try:
         setup = _setup(game, ruleset_path, table_path, roster_path, terrain_path, camera_path)
         opened = open_source(source)
@@ -584,9 +596,11 @@ def _key_controls(referee: Game) -> None:
 @main.command()
 @click.option("--source", help="Webcam index (0), video file, image folder or stream.")
 @click.option("--folder", default=".", show_default=True, help="Where to offer to write.")
-@click.option("--host", default="127.0.0.1", show_default=True, help="0.0.0.0: the LAN too.")
+@click.option(
+    "--host", default="127.0.0.1", show_default=True, type=Host(), help="0.0.0.0: the LAN too."
+)
 @click.option("--port", default=5000, show_default=True, type=click.IntRange(0, 65535))
-@click.option("--ruleset", "ruleset_path", type=click.Path(path_type=Path), help=RULESET_HELP)
+@click.option("--ruleset", "ruleset_path", type=FilePath(path_type=Path), help=RULESET_HELP)
 def setup(source: str | None, folder: str, host: str, port: int, ruleset_path: Path | None) -> None:
     """Set up a table from a web page, no TOML to write: calibrate the camera, click the
     table's corners, say what each marker is, print the markers, write the files and
@@ -630,7 +644,9 @@ def setup(source: str | None, folder: str, host: str, port: int, ruleset_path: P
 
 @main.command()
 @broker_options
-@click.option("--host", default="127.0.0.1", show_default=True, help="0.0.0.0: the LAN too.")
+@click.option(
+    "--host", default="127.0.0.1", show_default=True, type=Host(), help="0.0.0.0: the LAN too."
+)
 @click.option("--port", default=5080, show_default=True, type=click.IntRange(0, 65535))
 @click.option(
     "--name", default="hub", show_default=True, help="This hub's name at the broker (its session)."
@@ -775,20 +791,20 @@ def _recorder(path: Path | None, setup: Setup, source: str, video: bool) -> Matc
 
 
 @main.command()
-@click.argument("video", type=click.Path(path_type=Path))
+@click.argument("video", type=FilePath(path_type=Path))
 @click.option("--game", help="The game's ruleset, e.g. necromunda.")
-@click.option("--ruleset", "ruleset_path", type=click.Path(path_type=Path), help=RULESET_HELP)
-@click.option("--table", "table_path", required=True, type=click.Path(path_type=Path))
-@click.option("--roster", "roster_path", required=True, type=click.Path(path_type=Path))
-@click.option("--terrain", "terrain_path", type=click.Path(path_type=Path))
-@click.option("--camera", "camera_path", type=click.Path(path_type=Path))
+@click.option("--ruleset", "ruleset_path", type=FilePath(path_type=Path), help=RULESET_HELP)
+@click.option("--table", "table_path", required=True, type=FilePath(path_type=Path))
+@click.option("--roster", "roster_path", required=True, type=FilePath(path_type=Path))
+@click.option("--terrain", "terrain_path", type=FilePath(path_type=Path))
+@click.option("--camera", "camera_path", type=FilePath(path_type=Path))
 @click.option(
     "--script",
     "script_path",
-    type=click.Path(path_type=Path),
+    type=FilePath(path_type=Path),
     help="session.toml: phase changes and declarations with times.",
 )
-@click.option("-o", "--output", "output", type=click.Path(path_type=Path), help="match.db")
+@click.option("-o", "--output", "output", type=OutputPath(path_type=Path), help="match.db")
 @click.option("--json", "as_json", is_flag=True, help='Print {"events": [...]} on stdout.')
 def analyze(
     video: Path,
@@ -862,14 +878,14 @@ def _setup(
 
 
 @main.command()
-@click.argument("match", type=click.Path(path_type=Path))
+@click.argument("match", type=FilePath(path_type=Path))
 @click.option(
     "--format", "fmt", type=click.Choice(["json", "csv"]), default="json", show_default=True
 )
 @click.option(
     "-o",
     "--output",
-    type=click.Path(path_type=Path),
+    type=OutputPath(path_type=Path),
     help="JSON: the file; CSV: the stem of <stem>-events.csv and <stem>-tracks.csv.",
 )
 @click.option("--force", is_flag=True, help="Replace output files that exist.")
@@ -891,7 +907,7 @@ def export(match: Path, fmt: str, output: Path | None, force: bool) -> None:
 
 
 @main.command()
-@click.argument("match", type=click.Path(path_type=Path))
+@click.argument("match", type=FilePath(path_type=Path))
 @click.option("--port", default=5000, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--no-browser", is_flag=True, help="Do not open a browser.")
 def replay(match: Path, port: int, no_browser: bool) -> None:

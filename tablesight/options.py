@@ -30,6 +30,113 @@ def fail(message: str) -> NoReturn:
     sys.exit(EXIT_USAGE)
 
 
+class FilePath(click.Path):
+    """A file or folder the user names (``click.Path``), refused in one line and exit
+    status 2 as every other bad input is, never click's usage text: a name the system
+    cannot take (too long, in all or in one part), a folder where a file is asked for."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from tablesight.rules.errors import shown
+
+        text = os.fspath(value)
+        check_name(text, _label(param))
+        if not self.dir_okay and os.path.isdir(text):
+            self.fail(f"{shown(text)}: is a folder, expected a file", param, ctx)
+        return super().convert(value, param, ctx)
+
+    def fail(
+        self, message: str, param: click.Parameter | None = None, ctx: click.Context | None = None
+    ) -> NoReturn:
+        fail(f"{_label(param)}: {message}")
+
+
+class OutputPath(FilePath):
+    """A file the command writes: one that exists must be a regular file (a device, a pipe
+    or a socket there is refused, never written into or replaced by the file)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        import stat
+
+        from tablesight.rules.errors import shown, special
+
+        path = super().convert(value, param, ctx)
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            return path  # not there yet (or not to be had: the command says why)
+        if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+            self.fail(f"{shown(path)}: is {special(mode)}, not a regular file to write", param, ctx)
+        return path
+
+
+def check_name(text: str, label: str) -> None:
+    """A name the system cannot take (too long, in all or in one part; a NUL in it) is
+    refused in one line naming the option (``label``), before anything opens it."""
+    from tablesight.rules.errors import name_too_long, shown
+
+    try:
+        os.stat(text)
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            fail(f"{label}: {shown(text)}: {name_too_long(text)}")
+    except ValueError:
+        fail(f"{label}: {shown(text)}: not a file name (it holds a NUL character)")
+
+
+class Host(click.ParamType):
+    """``--host``: an address this computer can listen on, refused in one line otherwise
+    (before a camera or a broker is opened)."""
+
+    name = "host"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        import socket
+
+        from tablesight.rules.values import cut
+
+        try:
+            found = bool(value) and bool(
+                socket.getaddrinfo(value, None, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+            )
+        except (OSError, UnicodeError, ValueError):  # no such name; a label over 63 characters
+            found = False
+        if not found:
+            fail(
+                f"{_label(param)}: expected an address of this computer to listen on "
+                f"(127.0.0.1; 0.0.0.0 or :: for the LAN too; ::1), got {cut(value)}"
+            )
+        return value
+
+
+def check_certificates(ca_file: Path) -> None:
+    """``--broker-ca``: a regular file of PEM certificates TLS can load, read as the broker's
+    link will read it; else one line (never the TLS library's traceback as it connects)."""
+    import ssl
+
+    from tablesight.rules.errors import TEXT_LIMIT, InputError, check_regular, shown
+
+    try:  # a regular file, not too big: OpenSSL reads it to its end
+        check_regular(ca_file, "a certificate authority (a PEM file)", TEXT_LIMIT)
+    except InputError as exc:
+        fail(f"--broker-ca: {exc}")
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cafile=str(ca_file))
+    except (ssl.SSLError, OSError, ValueError):
+        fail(
+            f"--broker-ca: {shown(ca_file)}: not a certificate authority's PEM file "
+            "(expected -----BEGIN CERTIFICATE----- blocks)"
+        )
+
+
+def _label(param: click.Parameter | None) -> str:
+    """How the command line names a parameter: ``--table``, or ``SCENARIO``."""
+    if param is None:
+        return "a path"
+    if isinstance(param, click.Option) and param.opts:
+        return max(param.opts, key=len)
+    return param.human_readable_name
+
+
 def broker_options(command: Callable[..., None]) -> Callable[..., None]:
     """``--broker`` and what goes with it, for ``run``, ``demo`` and ``hub``."""
     options = [
@@ -42,7 +149,7 @@ def broker_options(command: Callable[..., None]) -> Callable[..., None]:
         ),
         click.option(
             "--broker-ca",
-            type=click.Path(dir_okay=False, path_type=Path),
+            type=FilePath(dir_okay=False, path_type=Path),
             help="mqtts://: the certificate authority to check the broker against.",
         ),
     ]
@@ -64,6 +171,8 @@ def broker_link(broker: str, user: str | None, password: str | None, ca: Path | 
     from tablesight.rules.errors import InputError
     from tablesight.tournament.link import BrokerLink
 
+    if ca is not None and broker.startswith("mqtts://"):
+        check_certificates(ca)
     try:
         return BrokerLink.parse(broker, user, password, ca)
     except InputError as exc:
@@ -163,6 +272,8 @@ def serve(
 
     try:
         server = Server(referee, host, port, setup_url=setup_url).start()
+    except ValueError:  # waitress: an address it cannot listen on
+        fail(f"--host: cannot listen on {host!r}")
     except OSError as exc:
         cannot_listen(host, port, exc, make_target)
     click.echo(f"table view: {server.url}", err=True)

@@ -67,8 +67,12 @@ class BrokerLink:
     ) -> BrokerLink:
         """``mqtt://HOST[:PORT]`` or ``mqtts://HOST[:PORT]``; :class:`InputError` naming
         ``--broker`` (or the other option) otherwise."""
-        parts = urlsplit(url)
-        if parts.scheme not in SCHEMES or not parts.hostname:
+        try:  # a bad IPv6 address in brackets, "[::1" or "[zz::1]", is refused by urlsplit
+            parts = urlsplit(url)
+            hostname = parts.hostname
+        except ValueError:
+            hostname = None
+        if not hostname or parts.scheme not in SCHEMES:
             raise InputError(
                 f"--broker: expected mqtt://HOST:PORT or mqtts://HOST:PORT, got {url!r}"
             )
