@@ -241,6 +241,8 @@ def doctor(
     from tablesight.vision.doctor import diagnose, pictures
     from tablesight.vision.sources import SourceError
 
+    if "://" not in source:
+        check_name(source, "SOURCE")
     try:
         table, roster, terrain, camera = load_table_files(
             table_path, roster_path, terrain_path, camera_path
@@ -613,6 +615,9 @@ def setup(source: str | None, folder: str, host: str, port: int, ruleset_path: P
     from tablesight.webui.serve import serve_until_interrupted
     from tablesight.webui.setup import setup_server
 
+    check_name(folder, "--folder")
+    if source is not None and "://" not in source:
+        check_name(source, "--source")
     try:
         game_file = GameFile.load(ruleset_path) if ruleset_path is not None else None
     except InputError as exc:

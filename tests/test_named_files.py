@@ -263,6 +263,9 @@ def long_name_commands(name: str) -> dict[str, tuple[list[str | Path], str]]:
             "--board",
         ),
         "setup --ruleset": (["setup", "--ruleset", name, "--port", "0"], "--ruleset"),
+        "setup --source": (["setup", "--source", name, "--port", "0"], "--source"),
+        "setup --folder": (["setup", "--folder", name, "--port", "0"], "--folder"),
+        "doctor SOURCE": (["doctor", name, *doctor[2:], "--roster", sample("roster")], "SOURCE"),
         "hub --broker-ca": (
             ["hub", "--broker", "mqtts://127.0.0.1:8883", "--broker-ca", name],
             "--broker-ca",
