@@ -12,7 +12,7 @@ set up from); a camera or stream live. Over it, the steps of :mod:`tablesight.se
    (:func:`~tablesight.setup.steps.propose_anchors` on the newest picture), and the table
    pose's health is solved again on every new picture;
 3. the game, and the models and terrain pieces (:func:`~tablesight.setup.steps.assign`);
-4. the files (:func:`~tablesight.setup.steps.write_files`), and ``tablesight run`` started on
+4. the files (:func:`~tablesight.setup.files.write_files`), and ``tablesight run`` started on
    them, on the next port, once the source is let go of (a webcam opens for one program).
 
 Every method is safe to call from any thread. What cannot be used is refused with a
@@ -47,6 +47,11 @@ from tablesight.rules.errors import InputError
 from tablesight.rules.ruleset import available
 from tablesight.rules.scenario import base_of
 from tablesight.rules.values import cut
+from tablesight.setup.files import (
+    SetupConflict,
+    SetupFiles,
+    write_files,
+)
 from tablesight.setup.steps import (
     ANCHOR_MM,
     AnchorProposal,
@@ -55,15 +60,12 @@ from tablesight.setup.steps import (
     GameFile,
     GamePreset,
     Offer,
-    SetupConflict,
     SetupError,
-    SetupFiles,
     Tape,
     assign,
     game_preset,
     propose_anchors,
     seen_markers,
-    write_files,
 )
 from tablesight.vision.aruco import MarkerDetections
 from tablesight.vision.frame import Frame
@@ -671,7 +673,7 @@ class TableSetup:
         kept beside it); with ``start``, let go of the source and start ``tablesight run``
         on them (waiting up to ``RUN_WAIT_S`` for its address), instead of the game
         started before. One at a time: while one is under way, another is refused
-        (:class:`~tablesight.setup.steps.SetupConflict` on ``start``)."""
+        (:class:`~tablesight.setup.files.SetupConflict` on ``start``)."""
         if not isinstance(folder, str) or not folder.strip():
             raise SetupError("folder", f"expected a folder's path, got {cut(folder)}")
         if not isinstance(start, bool):

@@ -43,8 +43,8 @@ from flask import Blueprint, Flask, Response, current_app, jsonify, redirect, re
 from jinja2 import TemplateNotFound
 from werkzeug.wrappers import Response as BaseResponse
 
+from tablesight.setup.files import SetupConflict
 from tablesight.setup.session import TableSetup, for_viewers
-from tablesight.setup.steps import SetupConflict
 from tablesight.webui.app import guarded_app
 from tablesight.webui.bodies import fields
 from tablesight.webui.errors import ApiError

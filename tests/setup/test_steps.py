@@ -25,6 +25,7 @@ from tablesight.rig.accuracy import marked_model, scene_camera
 from tablesight.rig.charuco import board_corners_in, board_on_table, random_charuco_views
 from tablesight.rig.synth import PinholeCamera, PlacedMarker, render_table
 from tablesight.rules.errors import InputError
+from tablesight.setup.files import write_files
 from tablesight.setup.steps import (
     ANCHOR_MM,
     CLICK_IN_PER_PX,
@@ -39,7 +40,6 @@ from tablesight.setup.steps import (
     propose_anchors,
     seen_markers,
     table_spec,
-    write_files,
 )
 from tablesight.vision.aruco import MarkerDetector
 from tablesight.vision.locate import locate
