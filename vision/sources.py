@@ -25,6 +25,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from tablesight.rules.errors import shown
 from tablesight.vision.decodepool import WORKERS, Detect, NewestDecoder, is_jpeg, read_ahead
 from tablesight.vision.frame import Frame as Frame  # the frames a source gives
 
@@ -54,19 +55,26 @@ class FileSource:
     def __init__(self, spec: str) -> None:
         self.spec = spec
         path = Path(spec)
+        try:
+            path.stat()
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError) as exc:  # a name too long, a NUL in it, no access
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise SourceError(f"{shown(spec)}: {why}") from None
         if any(ch in spec for ch in "*?["):
             self.images = sorted(glob.glob(spec))
             if not self.images:
-                raise SourceError(f"{spec}: no files match")
+                raise SourceError(f"{shown(spec)}: no files match")
         elif path.is_dir():
             self.images = sorted(
                 str(p) for p in path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES
             )
             if not self.images:
-                raise SourceError(f"{spec}: no images in this folder")
+                raise SourceError(f"{shown(spec)}: no images in this folder")
         elif path.exists() and not path.is_file():
             raise SourceError(
-                f"{spec}: a device or special file, not a video file or a folder of pictures"
+                f"{shown(spec)}: a device or special file, not a video file or a folder of pictures"
                 " (a webcam is given by its number, e.g. --source 0)"
             )
         elif path.is_file():
@@ -75,9 +83,9 @@ class FileSource:
             ok = capture.isOpened()
             capture.release()
             if not ok:
-                raise SourceError(f"{spec}: not a video OpenCV can read")
+                raise SourceError(f"{shown(spec)}: not a video OpenCV can read")
         else:
-            raise SourceError(f"{spec}: no such file or folder")
+            raise SourceError(f"{shown(spec)}: no such file or folder")
         self.fps = 30.0
         #: Threads decoding a video's frames ahead.
         self.workers = WORKERS

@@ -386,3 +386,19 @@ def test_the_command_serves_the_page(clip, tablesight_command, tmp_path: Path) -
     )
     assert bad.returncode == 2
     assert bad.stderr == f"tablesight: --source: {tmp_path / 'none.avi'}: no such file or folder\n"
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        ("a" * 5000, "(5000 characters): File name too long"),
+        ("pictures/" + "b" * 300 + "/x.avi", "(315 characters): no such file or folder"),
+        ("nul\x00.avi", "embedded null byte"),
+    ],
+)
+def test_a_source_no_file_can_be_is_a_400_naming_it(client, spec: str, said: str) -> None:
+    answer = client.post("/api/setup/source", json={"spec": spec})
+    assert answer.status_code == 400
+    error = answer.get_json()["error"]
+    assert error["field"] == "spec" and error["message"].endswith(said), error
+    assert len(error["message"]) < 200
