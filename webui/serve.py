@@ -41,6 +41,11 @@ class Closes(Protocol):
 #: always accepted; beyond, a connection waits to be accepted. Each holds at most
 #: ``MAX_HEADER`` + ``MAX_BODY`` bytes of a request, in memory: 32 MiB in all.
 CONNECTION_LIMIT = 256
+#: What waitress queues for a client before the stream writing to it waits (bytes): a
+#: picture or two of a 1080p camera. A client that never reads costs this and the
+#: picture being written, not every picture since (16 such clients cost about 96 MiB
+#: with waitress's 16 MiB).
+QUEUED_OUT = 256 * 1024
 #: The most of a request's head (its line and headers) waitress reads: many times a
 #: browser's (a few KiB), a quarter of waitress's own 256 KiB.
 MAX_HEADER = 64 * 1024
@@ -81,6 +86,10 @@ class Server:
             # once past it (waitress refuses from this size on)
             max_request_body_size=MAX_BODY + 1,
             inbuf_overflow=IN_MEMORY,
+            # a stream to a client that does not read waits once this much is queued
+            # for it (its next picture is then the newest), in memory, never on disk
+            outbuf_high_watermark=QUEUED_OUT,
+            outbuf_overflow=2 * QUEUED_OUT,
             ident="TableSight",
         )
         self.host = host
