@@ -597,7 +597,12 @@ def _key_controls(referee: Game) -> None:
 
 @main.command()
 @click.option("--source", help="Webcam index (0), video file, image folder or stream.")
-@click.option("--folder", default=".", show_default=True, help="Where to offer to write.")
+@click.option(
+    "--folder",
+    default=".",
+    show_default=True,
+    help="The files are written only here or in folders under it.",
+)
 @click.option(
     "--host", default="127.0.0.1", show_default=True, type=Host(), help="0.0.0.0: the LAN too."
 )
