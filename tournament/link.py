@@ -95,7 +95,7 @@ class BrokerLink:
                 raise InputError(f"--broker-ca: {ca_file}: no such file")
         if password is not None and user is None:
             raise InputError("--broker-password: give --broker-user too")
-        return cls(parts.hostname, port, tls, user, password, ca_file)
+        return cls(hostname, port, tls, user, password, ca_file)
 
     @property
     def url(self) -> str:
