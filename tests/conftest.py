@@ -184,11 +184,12 @@ def run_demo(tablesight_command: list[str]) -> Callable[..., AbstractContextMana
 @pytest.fixture(scope="session")
 def run_setup(tablesight_command: list[str]) -> Callable[..., AbstractContextManager[Served]]:
     """``with run_setup(source) as (process, url, stderr lines):`` ``tablesight setup
-    --source SOURCE`` on a free port (see :func:`served`)."""
+    --source SOURCE`` on a free port, with any more options after ``wait_s`` (see
+    :func:`served`)."""
 
-    def started(source: Path, wait_s: float = 60.0) -> AbstractContextManager[Served]:
+    def started(source: Path, wait_s: float = 60.0, *more: str) -> AbstractContextManager[Served]:
         command = [*tablesight_command, "setup", "--source", str(source), "--port", "0"]
-        return served(command, SETUP_URL, wait_s)
+        return served([*command, *more], SETUP_URL, wait_s)
 
     return started
 

@@ -21,18 +21,13 @@ docs.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
 import random
 import re
-import signal
-import subprocess
-import threading
 import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -187,56 +182,12 @@ def table_only(rig) -> Path:
     return clip
 
 
-#: What ``tablesight setup`` prints on stderr when its page is up.
-SETUP_LINE = re.compile(r"set-up page: (http://127\.0\.0\.1:\d+/)")
-
-
 @pytest.fixture
-def run_setup(tablesight_command, tmp_path):
+def run_setup(run_setup, tmp_path):
     """``with run_setup(source) as (process, url, stderr lines):`` ``tablesight setup
     --source SOURCE --folder TMP_PATH`` on a free port, as a user starts it (the files
     are written in ``tmp_path`` or under it); stopped with Ctrl-C on leaving."""
-
-    @contextlib.contextmanager
-    def started(source: Path, wait_s: float = 60.0) -> Iterator[tuple]:
-        command = [*tablesight_command, "setup", "--source", str(source), "--port", "0"]
-        process = subprocess.Popen(
-            [*command, "--folder", str(tmp_path)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=REPO,
-        )
-        lines: list[str] = []
-        found = threading.Event()
-
-        def read() -> None:
-            assert process.stderr is not None
-            for line in process.stderr:
-                lines.append(line)
-                if SETUP_LINE.search(line):
-                    found.set()
-
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
-        try:
-            if not found.wait(wait_s):
-                pytest.fail(f"tablesight setup printed no URL: {''.join(lines)}")
-            url = next(m for m in map(SETUP_LINE.search, lines) if m).group(1)
-            yield process, url, lines
-        finally:
-            if process.poll() is None:
-                process.send_signal(signal.SIGINT)
-                try:
-                    process.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
-            reader.join(timeout=5)
-            if process.stderr is not None:
-                process.stderr.close()
-
-    return started
+    return lambda source, wait_s=60.0: run_setup(source, wait_s, "--folder", str(tmp_path))
 
 
 def api(url: str, path: str) -> dict:
