@@ -3,9 +3,10 @@ pictures at a camera's rate (what phone camera apps and IP cameras send)."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -49,3 +50,31 @@ def dropping_camera(jpeg: bytes, connections: int, away_s: float = 3.0) -> Threa
     server = ThreadingHTTPServer(("127.0.0.1", 0), Camera)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
+
+
+@contextlib.contextmanager
+def steady_camera(jpeg: bytes, fps: float = 15.0) -> Iterator[str]:
+    """A camera on 127.0.0.1 sending ``jpeg`` at ``fps`` to every client until the block
+    ends; its URL."""
+    stop = threading.Event()
+
+    def pictures() -> Iterator[bytes]:
+        while not stop.is_set():
+            yield jpeg
+
+    class Camera(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            send_mjpeg(self, pictures(), fps=fps)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Camera)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/video"
+    finally:
+        stop.set()
+        server.shutdown()
+        server.server_close()

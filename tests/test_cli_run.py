@@ -12,10 +12,8 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import cv2
@@ -136,35 +134,11 @@ def _picture(width: int, height: int) -> bytes:
     return jpeg.tobytes()
 
 
-@contextlib.contextmanager
-def mjpeg_camera(width: int, height: int) -> Iterator[str]:
+def mjpeg_camera(width: int, height: int) -> contextlib.AbstractContextManager[str]:
     """A network camera on 127.0.0.1 sending Motion JPEG of ``width`` x ``height``; its URL."""
-    from tablesight.rig.mjpeg import send_mjpeg
+    from tablesight.rig.mjpeg import steady_camera
 
-    jpeg = _picture(width, height)
-    stop = threading.Event()
-
-    def pictures() -> Iterator[bytes]:
-        while not stop.is_set():
-            yield jpeg
-
-    class Camera(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            send_mjpeg(self, pictures(), fps=15)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Camera)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/video"
-    finally:
-        stop.set()
-        server.shutdown()
-        server.server_close()
+    return steady_camera(_picture(width, height))
 
 
 @pytest.mark.slow

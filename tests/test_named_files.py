@@ -19,8 +19,7 @@ import socket
 import sqlite3
 import subprocess
 import threading
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -473,39 +472,16 @@ def test_a_match_whose_video_name_is_too_long_is_one_line(
 # -- 7. run on a taken port while a live camera runs -------------------------------------
 
 
-@contextlib.contextmanager
-def mjpeg_camera() -> Iterator[str]:
+def mjpeg_camera() -> contextlib.AbstractContextManager[str]:
     """A network camera on 127.0.0.1 sending Motion JPEG at 15 fps; its URL."""
     import cv2
     import numpy as np
 
-    from tablesight.rig.mjpeg import send_mjpeg
+    from tablesight.rig.mjpeg import steady_camera
 
     ok, encoded = cv2.imencode(".jpg", np.full((240, 320, 3), 128, np.uint8))
     assert ok
-    jpeg = encoded.tobytes()
-    stop = threading.Event()
-
-    def pictures() -> Iterator[bytes]:
-        while not stop.is_set():
-            yield jpeg
-
-    class Camera(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            send_mjpeg(self, pictures(), fps=15)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Camera)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/video"
-    finally:
-        stop.set()
-        server.shutdown()
-        server.server_close()
+    return steady_camera(encoded.tobytes())
 
 
 @pytest.mark.slow
