@@ -24,11 +24,9 @@ import json
 import re
 import signal
 import socket
-import socketserver
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +38,7 @@ import pytest
 
 import tablesight.webui
 from tablesight.rig.accuracy import scene_camera
+from tablesight.rig.mjpeg import steady_camera
 from tablesight.rig.setuptable import ANCHORS, CORNERS_IN, MODEL, wait_for
 from tablesight.rig.synth import PlacedMarker, render_table
 from tablesight.setup.session import TableSetup
@@ -108,40 +107,6 @@ def ask(
         connection.close()
 
 
-class Camera:
-    """An MJPEG stream on 127.0.0.1 sending ``jpeg`` ten times a second on every
-    connection, until closed; its URL carries credentials (which it does not check)."""
-
-    def __init__(self, jpeg: bytes) -> None:
-        stop = self.stop = threading.Event()
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "multipart/x-mixed-replace; boundary=frame")
-                self.end_headers()
-                head = b"--frame\r\nContent-Type: image/jpeg\r\nContent-Length: %d\r\n\r\n"
-                with contextlib.suppress(OSError):
-                    while not stop.is_set():
-                        self.wfile.write(head % len(jpeg) + jpeg + b"\r\n")
-                        time.sleep(0.1)
-
-        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        port = self.server.server_address[1]
-        self.bare = f"http://127.0.0.1:{port}/video"
-        self.spec = f"http://{USER}:{PASSWORD}@127.0.0.1:{port}/video"
-
-    def close(self) -> None:
-        self.stop.set()
-        self.server.shutdown()
-        self.server.server_close()
-
-
 @pytest.fixture(scope="module")
 def table(tmp_path_factory) -> SimpleNamespace:
     folder = tmp_path_factory.mktemp("setup-security")
@@ -159,10 +124,12 @@ def table(tmp_path_factory) -> SimpleNamespace:
 
 
 @pytest.fixture
-def camera(table) -> Iterator[Camera]:
-    made = Camera(table.jpeg)
-    yield made
-    made.close()
+def camera(table) -> Iterator[SimpleNamespace]:
+    """An MJPEG stream on 127.0.0.1 sending the table ten times a second: its address
+    (``bare``) and the same with credentials (``spec``), which it does not check."""
+    with steady_camera(table.jpeg, fps=10) as url:
+        port = urlsplit(url).port
+        yield SimpleNamespace(bare=url, spec=f"http://{USER}:{PASSWORD}@127.0.0.1:{port}/video")
 
 
 def steps(table: SimpleNamespace) -> list[tuple[str, dict[str, object]]]:
