@@ -511,6 +511,74 @@ def _stopped_early(m: Measure, move: Move) -> bool:
     )
 
 
+def charge_route(m: Measure, move: Move, out: Findings) -> None:
+    """Which way a charge went, where the game's text asks it (``charge_route``): the judge
+    sees where the charger started and ended, not the way it was carried, so it measures
+    from those two places the shortest legal way to base contact with the target."""
+    mover, action = move.mover, move.action
+    target = m.scene.get(mover.target)
+    if (
+        not action.charge
+        or action.charge_route == "any"
+        or target is None
+        or target.is_friend_of(mover)
+        or not mover.moved
+    ):
+        return
+    if action.charge_route == "toward":
+        _toward(m, mover, target, out)
+    else:
+        _shortest_route(m, mover, target, out)
+
+
+def _toward(m: Measure, mover: Model, target: Model, out: Findings) -> None:
+    """A charge that ended no nearer base contact with its target than it started: further
+    by more than the tolerance, or (having moved more than the tolerance) nearer by no more
+    than it. A charger left where it stood, give or take the tolerance, went nowhere."""
+    if mover.start.distance_to(mover.pose) <= m.tol:
+        return
+    before = m.to_contact(mover, target, at_start=True)
+    after = m.to_contact(mover, target)
+    if before is None or after is None or after < before - m.tol:
+        return
+    how = (
+        f"{inches(after - before)} further than where it started ({inches(before)})"
+        if after > before + m.tol
+        else f"no nearer than where it started ({inches(before)})"
+    )
+    out.flag(
+        "charge",
+        mover.id,
+        f"{mover.id}'s charge ended {inches(after)} from base contact with {target.id}, "
+        f"{how}: a charge moves toward its target",
+        other=target.id,
+        measured=after,
+        limit=before,
+    )
+
+
+def _shortest_route(m: Measure, mover: Model, target: Model, out: Findings) -> None:
+    """A charge that ended in base contact with its target by a way longer, by more than
+    the tolerance, than the shortest route to base contact: its shortest legal path from
+    start to end (zones open to it, climbing not counted) against that route."""
+    if not m.in_contact(mover, target):
+        return
+    shortest = m.to_contact(mover, target, at_start=True)
+    path, _ = m.path(mover, frozenset())
+    if shortest is None or path is None or path.length_in <= shortest + m.tol:
+        return
+    out.flag(
+        "charge",
+        mover.id,
+        f"{mover.id}'s charge took {inches(path.length_in)} to reach {target.id}, "
+        f"{inches(path.length_in - shortest)} longer than the shortest route to base "
+        f"contact ({inches(shortest)}): a charge should take the shortest route possible",
+        other=target.id,
+        measured=path.length_in,
+        limit=shortest,
+    )
+
+
 def dangerous_terrain(m: Measure, move: Move, out: Findings) -> None:
     """Dangerous terrain the measured route crosses (a mover the game exempts, whose
     difficult terrain costs nothing extra, flies over it: a skimmer)."""
@@ -561,6 +629,7 @@ MOVE_CHECKS: tuple[MoveCheck, ...] = (
     action_advisory,
     rammed_target,
     failed_charge,
+    charge_route,
     dangerous_terrain,
     handling_test,
 )

@@ -17,7 +17,7 @@ import numpy as np
 from shapely.geometry import Polygon
 
 from tablesight.rules.field import CutBack, MoveField
-from tablesight.rules.geometry import Pose, edge_distance, gap_lower_bound
+from tablesight.rules.geometry import Pose, centre_to_base, edge_distance, gap_lower_bound
 from tablesight.rules.pathing import Path, shortest_path
 from tablesight.rules.ruleset import ActionRules, Ruleset
 from tablesight.rules.scene import Model, Scene
@@ -233,6 +233,33 @@ class Measure:
         field_ = MoveField(self._without(target), self.rules, standing, zone_ids)
         return shortest_path(probe.start.xy, target.pose.xy, CutBack(field_, goal))
 
+    def to_contact(self, mover: Model, target: Model, at_start: bool = False) -> float | None:
+        """How far ``mover`` stood from base contact with ``target`` by the shortest legal
+        way, where it ended (or where it started): the cost in inches (terrain counted as
+        a move counts it, climbing not) of the shortest route for its centre to where its
+        base would first touch the target's as it stands. No zone is kept out of (a charge
+        that makes contact may enter them), the target is not in the way, every other
+        obstacle is. In open ground it is the edge-to-edge gap. 0 within the tolerance of
+        contact; None when no route leads there.
+        """
+        here = mover.start if at_start else mover.pose
+        gap = edge_distance(mover.base, here, target.base, target.pose)
+        if gap <= self.tol:
+            return max(gap, 0.0)
+        r = mover.base.radius_in
+        there = Pose(target.pose.x, target.pose.y, here.heading, target.pose.z)
+        probe = dataclasses.replace(mover, start=here, end=there)
+        goal = target.base.inflated(target.pose, r, "inner")
+        field_ = CutBack(MoveField(self._without(target), self.rules, probe), goal)
+        route = shortest_path(here.xy, there.xy, field_)
+        if route is None:
+            return None
+        entry = _first_contact(route.points, target, r)
+        if len(route.points) == 2 and route.length_in <= here.distance_to(there) + 1e-12:
+            return math.dist(here.xy, entry)  # a straight route through open ground
+        head = shortest_path(here.xy, entry, field_)  # the same route, up to contact
+        return None if head is None else head.length_in
+
     def _without(self, target: Model, ignore: frozenset[str] = frozenset()) -> Scene:
         """The scene without ``target`` and the models in ``ignore``."""
         return Scene(
@@ -246,3 +273,26 @@ class Measure:
 def _moved_to(model: Model, xy: tuple[float, float]) -> Model:
     """``model`` as if it had moved from its start to ``xy``."""
     return dataclasses.replace(model, end=Pose(xy[0], xy[1], model.start.heading, model.start.z))
+
+
+def _first_contact(
+    points: tuple[tuple[float, float], ...], target: Model, radius_in: float
+) -> tuple[float, float]:
+    """Where a disc of ``radius_in`` moving along ``points`` first touches ``target``'s base
+    (the route ends at the target's centre, so it does): found on the first leg that ends
+    touching, to 1e-10 in (the distance to a base is convex along a line)."""
+    base, pose = target.base, target.pose
+    prev = points[0]
+    for point in points[1:]:
+        if centre_to_base(base, pose, point) <= radius_in:
+            lo, hi = 0.0, 1.0
+            while math.dist(prev, point) * (hi - lo) > 1e-10:
+                mid = (lo + hi) / 2.0
+                at = (prev[0] + mid * (point[0] - prev[0]), prev[1] + mid * (point[1] - prev[1]))
+                if centre_to_base(base, pose, at) <= radius_in:
+                    hi = mid
+                else:
+                    lo = mid
+            return (prev[0] + hi * (point[0] - prev[0]), prev[1] + hi * (point[1] - prev[1]))
+        prev = point
+    return points[-1]

@@ -125,6 +125,12 @@ class ActionRules(_Strict):
     #: The action is a charge: a wrong declaration or a move over its allowance is a
     #: ``charge`` finding, and one that ends beyond the zone's range of its target failed.
     charge: bool = False
+    #: Which way a charge must go, judged from where it started and ended (the route
+    #: taken is not seen): ``toward``: it must end nearer base contact with its target,
+    #: by the shortest legal way, than it started; ``shortest``: one that ends in base
+    #: contact with its target must have come by the shortest route to base contact, give
+    #: or take the tolerance; ``any``: the text asks nothing. Only a charge is judged so.
+    charge_route: Literal["any", "toward", "shortest"] = "any"
     #: The action is a deliberate collision with the target; both models roll (``[ramming]``).
     ramming: bool = False
     #: A roll this action asks for, reported as an advisory (e.g. ``risky_roll``).
