@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 #: Where the demo says its table view is.
 DEMO_URL = re.compile(r"table view: (http://127\.0\.0\.1:\d+/)")
 
@@ -41,14 +43,19 @@ class Soak:
         rows = ["| minutes | memory (MiB) |", "|---|---|"]
         rows += [f"| {m:.1f} | {mib:.0f} |" for m, mib in self.samples]
         after = [(m, mib) for m, mib in self.samples if m >= warm_up_min]
-        if len(after) >= 2:
-            first, last = after[0], after[-1]
-            span = last[0] - first[0]
-            rate = (last[1] - first[1]) / span * 60.0 if span else 0.0
+        if len(after) >= 3:
+            xs, ys = np.array(after).T
+            slope = float(np.polyfit(xs, ys, 1)[0]) * 60.0
+            quarters = [
+                float(np.median(ys[(xs >= lo) & (xs < lo + 15.0)]))
+                for lo in np.arange(warm_up_min, xs.max(), 15.0)
+                if ((xs >= lo) & (xs < lo + 15.0)).any()
+            ]
             rows.append(
-                f"\nafter {warm_up_min:g} min of warm-up: {first[1]:.0f} -> {last[1]:.0f} MiB "
-                f"over {span:.0f} min ({rate:+.1f} MiB an hour); highest "
-                f"{max(mib for _, mib in after):.0f} MiB; viewers read "
+                f"\nafter {warm_up_min:g} min of warm-up: {ys.min():.0f}-{ys.max():.0f} MiB, "
+                f"median {np.median(ys):.0f}; the median of each quarter hour "
+                + ", ".join(f"{q:.0f}" for q in quarters)
+                + f" MiB; fitted {slope:+.0f} MiB an hour; viewers read "
                 f"{sum(self.read_bytes) / 1e6:.0f} MB"
             )
         return "\n".join(rows)
