@@ -14,48 +14,20 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import paho.mqtt.client as mqtt
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
-from tablesight.rig.tablevoices import TableVoices, flag
+from tablesight.rig.tablevoices import flag
 from tablesight.rules.errors import InputError
 from tablesight.tournament import messages
 from tablesight.tournament.hub import Hub, UnknownTable
 from tablesight.tournament.link import BrokerLink
 
 WAIT_S = 10.0
-
-
-@pytest.fixture
-def link(mosquitto) -> BrokerLink:
-    return BrokerLink.parse(mosquitto.url)
-
-
-@pytest.fixture
-def tables(mosquitto) -> Iterator[TableVoices]:
-    publisher = TableVoices(mosquitto.port)
-    yield publisher
-    publisher.close()
-
-
-@pytest.fixture
-def started(link) -> Iterator[Callable[..., Hub]]:
-    """``started(name="hub", **options)``: a hub, subscribed; closed afterwards."""
-    made: list[Hub] = []
-
-    def start(name: str = "hub", **options: Any) -> Hub:
-        hub = Hub(link, name, **options).start()
-        made.append(hub)
-        assert hub.wait_subscribed(WAIT_S), "the hub never subscribed"
-        return hub
-
-    yield start
-    for hub in made:
-        hub.close()
 
 
 def until(hub: Hub, holds: Callable[[], bool], wait_s: float = WAIT_S) -> None:

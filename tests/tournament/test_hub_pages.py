@@ -10,16 +10,14 @@ from __future__ import annotations
 import http.server
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import pytest
 
-from tablesight.rig.tablevoices import TableVoices
 from tablesight.tournament import messages
 from tablesight.tournament.hub import LOWEST_PAGE_PORT, Hub, page_target
-from tablesight.tournament.link import BrokerLink
 
 WAIT_S = 10.0
 
@@ -71,28 +69,6 @@ def page(
     finally:
         server.shutdown()
         server.server_close()
-
-
-@pytest.fixture
-def tables(mosquitto) -> Iterator[TableVoices]:
-    publisher = TableVoices(mosquitto.port)
-    yield publisher
-    publisher.close()
-
-
-@pytest.fixture
-def started(mosquitto) -> Iterator[Callable[..., Hub]]:
-    made: list[Hub] = []
-
-    def start(**options: Any) -> Hub:
-        hub = Hub(BrokerLink.parse(mosquitto.url), "pages", **options).start()
-        made.append(hub)
-        assert hub.wait_subscribed(WAIT_S), "the hub never subscribed"
-        return hub
-
-    yield start
-    for hub in made:
-        hub.close()
 
 
 def row(hub: Hub, name: str) -> dict[str, Any]:
@@ -202,7 +178,7 @@ def test_a_page_elsewhere_than_an_address_port_and_slash_is_not_fetched(started,
         if port is not None:  # (a user who may not bind one: the unit test above covers it)
             low = stack.enter_context(page(port=port))
             announced["system"] = (f"http://127.0.0.1:{port}/", "no port from 1024 up")
-        hub = started(check_every_s=3600.0)
+        hub = started("pages", check_every_s=3600.0)
         for name, (url, _) in announced.items():
             tables.status(name, "g", url=url)
         tables.status("own", "g", url=f"http://127.0.0.1:{p}/")
@@ -238,7 +214,7 @@ def test_a_redirect_is_not_followed(started, tables):
     """A table's address answering 302 to another page: the other page is asked
     nothing, and the table's is not reachable (it is not the table's page)."""
     with page() as elsewhere, page(302, f"http://127.0.0.1:{elsewhere.port}/") as redirecting:
-        hub = started(check_every_s=3600.0)
+        hub = started("pages", check_every_s=3600.0)
         tables.status("alpha", "g", url=f"http://127.0.0.1:{redirecting.port}/")
         alpha = until_tried(hub, "alpha")
 
@@ -253,7 +229,7 @@ def test_a_flood_of_statuses_makes_one_fetch_an_interval(started, tables, mosqui
     neither page is asked again within the interval. bravo, heard from after them all,
     is tried: the round that tried it looked at alpha as the flood left it."""
     with page() as first, page() as second, page() as sync:
-        hub = started(check_every_s=3600.0)
+        hub = started("pages", check_every_s=3600.0)
         tables.status("alpha", "g", url=f"http://127.0.0.1:{first.port}/")
         assert until_tried(hub, "alpha")["reachable"] is True
         urls = [f"http://127.0.0.1:{first.port}/", f"http://127.0.0.1:{second.port}/"]
