@@ -146,15 +146,23 @@ class Server:
         self._thread.join(timeout=5)
 
 
-def stop_on_terminate(stop: Callable[[], object]) -> None:
-    """SIGTERM (and SIGHUP, the terminal closed) ends the program as Ctrl-C does: ``stop``
-    is called, and the command finishes its files on its way out."""
+def stop_on_terminate(stop: Callable[[], object], ctrl_c: bool = False) -> None:
+    """SIGTERM (and SIGHUP, the terminal closed; with ``ctrl_c``, Ctrl-C too) ends the
+    program as Ctrl-C does: ``stop`` is called, and the command finishes its files on its
+    way out. With ``ctrl_c`` a second Ctrl-C interrupts at once, should the first's
+    finishing hang."""
     import signal
 
+    asked: list[int] = []
+
     def handler(signum: int, _frame: object) -> None:
+        asked.append(signum)
+        if ctrl_c and signum == signal.SIGINT and asked.count(signum) > 1:
+            raise KeyboardInterrupt
         stop()
 
-    for name in ("SIGTERM", "SIGHUP"):
+    names = ("SIGTERM", "SIGHUP", "SIGINT") if ctrl_c else ("SIGTERM", "SIGHUP")
+    for name in names:
         number = getattr(signal, name, None)
         if number is not None:
             signal.signal(number, handler)
@@ -164,7 +172,13 @@ def referee_until_stopped(referee: Game, server: Server, publisher: Closes | Non
     """Run the game until its source ends, Ctrl-C or a SIGTERM (a service manager, kill);
     then stop it, the web server (whose streams end with the game), the broker's link (the
     table said offline) and the match file, in that order."""
-    stop_on_terminate(referee.stop)
+
+    def stopping() -> None:
+        # on a thread of its own, never in the signal's handler: the signal may have come
+        # while this thread held the game's lock, which stopping takes
+        threading.Thread(target=referee.stop, name="stopping", daemon=True).start()
+
+    stop_on_terminate(stopping, ctrl_c=True)
     try:
         referee.run()
     except KeyboardInterrupt:
