@@ -287,6 +287,8 @@ def test_a_tables_view_is_linked_only_for_the_judge_with_the_token(mosquitto, pa
         hold_click(viewer, viewer.locator('li[data-table="bravo"] button'))
         expect(viewer.locator("#d-name")).to_have_text("bravo")
         expect(viewer.locator("#d-unreachable")).to_be_hidden()
+        judge.close()  # before the server goes: their streams would call a closed port
+        viewer.close()
     finally:
         tables.close()
         server.close()
