@@ -21,7 +21,7 @@ class Frame:
     thread that decoded it; ``None`` when nobody looked (the observer then looks itself).
     """
 
-    __slots__ = ("_gray", "_image", "detections", "index", "jpeg", "t")
+    __slots__ = ("_gray", "_image", "_size", "detections", "index", "jpeg", "t")
 
     def __init__(
         self,
@@ -42,6 +42,7 @@ class Frame:
         self.detections = detections
         self._image = image
         self._gray = gray
+        self._size: tuple[int, int] | None = None
 
     @property
     def image(self) -> np.ndarray:
@@ -91,14 +92,16 @@ class Frame:
     def size(self) -> tuple[int, int]:
         """Width and height in pixels: of an undecoded JPEG, read from its header (no
         decoding: the recorder and the views ask it of every frame)."""
-        shown = self._gray if self._gray is not None else self._image
-        if shown is None:
-            assert self.jpeg is not None
-            size = jpeg_size(self.jpeg)
-            if size is None:
-                raise ValueError(f"frame {self.index}: not a picture OpenCV can decode")
-            return size
-        return shown.shape[1], shown.shape[0]
+        if self._size is None:
+            shown = self._gray if self._gray is not None else self._image
+            if shown is not None:
+                self._size = (shown.shape[1], shown.shape[0])
+            else:
+                assert self.jpeg is not None
+                self._size = jpeg_size(self.jpeg)
+                if self._size is None:
+                    raise ValueError(f"frame {self.index}: not a picture OpenCV can decode")
+        return self._size
 
     def __repr__(self) -> str:
         return f"Frame(index={self.index}, t={self.t:.3f}, size={self.size})"
@@ -117,8 +120,8 @@ def jpeg_size(jpeg: np.ndarray) -> tuple[int, int] | None:
     >>> jpeg_size(data)
     (64, 48)
     """
-    data = jpeg.reshape(-1).tobytes()
-    if data[:2] != b"\xff\xd8":
+    data = np.ascontiguousarray(jpeg.reshape(-1)).data  # the header read in place, no copy
+    if bytes(data[:2]) != b"\xff\xd8":
         return None
     at = 2
     while at + 9 <= len(data):

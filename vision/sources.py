@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import glob
 import os
+import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -56,9 +57,9 @@ class FileSource:
         self.spec = spec
         path = Path(spec)
         try:
-            path.stat()
+            mode: int | None = path.stat().st_mode
         except FileNotFoundError:
-            pass
+            mode = None
         except (OSError, ValueError) as exc:  # a name too long, a NUL in it, no access
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise SourceError(f"{shown(spec)}: {why}") from None
@@ -66,26 +67,26 @@ class FileSource:
             self.images = sorted(glob.glob(spec))
             if not self.images:
                 raise SourceError(f"{shown(spec)}: no files match")
-        elif path.is_dir():
+        elif mode is None:
+            raise SourceError(f"{shown(spec)}: no such file or folder")
+        elif stat.S_ISDIR(mode):
             self.images = sorted(
                 str(p) for p in path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES
             )
             if not self.images:
                 raise SourceError(f"{shown(spec)}: no images in this folder")
-        elif path.exists() and not path.is_file():
+        elif not stat.S_ISREG(mode):
             raise SourceError(
-                f"{shown(spec)}: a device or special file, not a video file or a folder of pictures"
-                " (a webcam is given by its number, e.g. --source 0)"
+                f"{shown(spec)}: a device or special file, not a video file or a folder of "
+                "pictures (a webcam is given by its number, e.g. --source 0)"
             )
-        elif path.is_file():
+        else:
             self.images = []
             capture = cv2.VideoCapture(spec)
             ok = capture.isOpened()
             capture.release()
             if not ok:
                 raise SourceError(f"{shown(spec)}: not a video OpenCV can read")
-        else:
-            raise SourceError(f"{shown(spec)}: no such file or folder")
         self.fps = 30.0
         #: Threads decoding a video's frames ahead.
         self.workers = WORKERS
