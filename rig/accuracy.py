@@ -101,9 +101,8 @@ def marked_model(
     base_mm: float = 32.0,
 ) -> tuple[RosterModel, PlacedMarker]:
     """A model on a ``base_mm`` round base whose centre is at ``(x, y)``, and its marker as
-    placed: every
-    fourth (by ``i``) on a 1 in flying stand, else on the base top (4 mm); every other
-    off-centre by up to 8 mm; any heading."""
+    placed: every fourth (by ``i``) on a 1 in flying stand, else on the base top (4 mm);
+    every other off-centre by up to 8 mm; any heading."""
     height = 25.4 if i % 4 == 3 else 4.0
     offset = (rng.uniform(-8, 8), rng.uniform(-8, 8)) if i % 2 else (0.0, 0.0)
     heading = rng.uniform(0, 360)
@@ -414,11 +413,10 @@ def _far_side_px(camera: PinholeCamera, table_in: tuple[float, float], size_mm: 
 def base_marker_table(shots: int = 3) -> str:
     """For each base, the largest marker it takes and, for each table, the camera it needs:
     1080p where a 1080p camera finds every marker and none is under ``RELIABLE_PX``, else 4K
-    where a 4K one does. Rendered
-    with the boom camera, the markers 4 mm up on the base top along the far edge (the worst
-    place: 10 base centres 1.5 in in from the far edge, from one side to the other, turned
-    0-45 degrees), ``shots`` shots of webcam blur, noise and JPEG each; the smallest marker
-    side in pixels in brackets. Markdown."""
+    where a 4K one does. Rendered with the boom camera, the markers 4 mm up on the base top
+    along the far edge (the worst place: 10 base centres 1.5 in in from the far edge, from
+    one side to the other, turned 0-45 degrees), ``shots`` shots of webcam blur, noise and
+    JPEG each; the smallest marker side in pixels in brackets. Markdown."""
     from tablesight.calibration.printing import largest_marker_mm
 
     cameras = {"1080p": (1920, 1080), "4K": (3840, 2160)}
