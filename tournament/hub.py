@@ -126,6 +126,24 @@ class UnknownTable(KeyError):
         return f"table: no table named {self.name!r} has been heard from"
 
 
+@dataclass
+class _Every:
+    """Log lines at most once every ``PROBLEM_LOG_EVERY_S``, counting those held back."""
+
+    last: float | None = None
+    held: int = 0
+
+    def due(self) -> int | None:
+        """How many were held back since the last line, when one is due now; ``None`` (and
+        this one held back too) when not."""
+        now = time.monotonic()
+        if self.last is not None and now - self.last < PROBLEM_LOG_EVERY_S:
+            self.held += 1
+            return None
+        held, self.last, self.held = self.held, now, 0
+        return held
+
+
 @dataclass(eq=False)
 class _Table:
     """One table as the hub knows it (every field bounded)."""
@@ -166,16 +184,15 @@ class _Table:
     answer: dict[str, Any] | None = None
     problems: int = 0
     problem: str | None = None
-    #: Why its page address is not tried (:func:`page_target`), ``None`` when it is.
+    #: Where its page is tried (:func:`page_target`), or why it is not (``None`` both
+    #: without an address); whether it answered there (``None``: not tried at this address).
+    target: tuple[str, int] | None = None
     unchecked: str | None = None
-    #: The page address last tried, and whether it answered.
-    checked_url: str | None = None
-    reachable: bool = False
+    reachable: bool | None = None
     #: The hub's version when this table last changed.
     version: int = 0
-    #: When a problem of its was last logged (monotonic s), and how many since were not.
-    problem_logged: float | None = None
-    problems_unlogged: int = 0
+    #: Its problems' log lines.
+    problem_lines: _Every = field(default_factory=_Every)
 
 
 def _page_url(url: str | None) -> str | None:
@@ -272,13 +289,8 @@ def _row(table: _Table) -> dict[str, Any]:
         "sides": list(table.sides),
         "state": table.state,
         "url": table.url,
-        # only what was tried, at the address now given
-        "reachable": (
-            table.reachable
-            if table.url is not None and table.unchecked is None and table.checked_url == table.url
-            else None
-        ),
-        "unchecked": table.unchecked if table.url is not None else None,
+        "reachable": table.reachable,
+        "unchecked": table.unchecked,
         "events": table.events,
         "published": table.published,
         "duplicates": table.duplicates,
@@ -326,11 +338,10 @@ class Hub:
         #: Messages that did not fit, in all, and the last one's problem.
         self.problems = 0
         self.problem: str | None = None
-        #: (The problems of no table: as a table's, when one was last logged.)
-        self.problem_logged: float | None = None
-        self.problems_unlogged = 0
-        #: Why the broker refused the hub at its last try ("Not authorized"), until it
-        #: lets it in.
+        #: The log lines of the problems of no table.
+        self._problem_lines = _Every()
+        #: Why the hub is not on the broker, as its last try found (refused: "Not
+        #: authorized"; or not reached), until it is connected.
         self.refused: str | None = None
         self._tables: dict[str, _Table] = {}
         #: When each table name's page was last tried (monotonic s), kept while it may not
@@ -340,6 +351,7 @@ class Hub:
         self._stop = threading.Event()
         self.client = link.client(self.client_id, clean_session=False)
         self.client.on_connect = self._on_connect
+        self.client.on_connect_fail = self._on_connect_fail
         self.client.on_disconnect = self._on_disconnect
         self.client.on_subscribe = self._on_subscribe
         self.client.on_message = self._on_message
@@ -521,13 +533,7 @@ class Hub:
         self, client: mqtt.Client, _data: Any, _flags: Any, reason: Any, _props: Any
     ) -> None:
         if reason.is_failure:
-            line = f"the broker {self.link.url} refused the hub: {reason}"
-            with self._lock:
-                self.connected = False
-                told, self.refused = self.refused, line
-                self._bump()
-            if told != line:  # said once, not at every try
-                log.warning("hub %s: %s; trying again", self.name, line)
+            self._not_taken(self.link.refused(reason))
             return
         client.subscribe(messages.ALL_TABLES, qos=1)
         with self._lock:
@@ -536,6 +542,19 @@ class Hub:
             self._bump()
         if told is not None:
             log.warning("hub %s: connected to the broker %s", self.name, self.link.url)
+
+    def _on_connect_fail(self, _client: mqtt.Client, _data: Any) -> None:
+        self._not_taken(self.link.unreachable())
+
+    def _not_taken(self, line: str) -> None:
+        """The broker did not take the hub, or could not be reached: shown on the page, and
+        said once (not at every try) until it is connected again."""
+        with self._lock:
+            self.connected = False
+            told, self.refused = self.refused, line
+            self._bump()
+        if told != line:
+            log.warning("hub %s: %s; trying again", self.name, line)
 
     def _on_disconnect(
         self, _client: mqtt.Client, _data: Any, _flags: Any, _reason: Any, _props: Any
@@ -565,7 +584,7 @@ class Hub:
             with self._lock:
                 where = messages.split_topic(topic)
                 table = self._tables.get(where[0]) if where else None
-                self._problem(table, f"{topic}: could not be read ({_one_line(exc)})")
+                self._problem(table, f"{topic}: could not be read ({messages.one_line(exc)})")
                 self._bump(table)
 
     # -- reading a message ---------------------------------------------------------------
@@ -633,19 +652,12 @@ class Hub:
         line = line[:PROBLEM_CHARS]
         self.problems += 1
         self.problem = line
-        counter: _Table | Hub = self if table is None else table
         if table is not None:
             table.problems += 1
             table.problem = line
-        now = time.monotonic()
-        if (
-            counter.problem_logged is not None
-            and now - counter.problem_logged < PROBLEM_LOG_EVERY_S
-        ):
-            counter.problems_unlogged += 1
+        more = (self._problem_lines if table is None else table.problem_lines).due()
+        if more is None:
             return
-        more = counter.problems_unlogged
-        counter.problem_logged, counter.problems_unlogged = now, 0
         log.warning(
             "hub %s: a message not read: %s%s",
             self.name,
@@ -707,8 +719,11 @@ class Hub:
     def _url(table: _Table, url: str | None) -> None:
         """The page address a status gives: kept to be shown (http or https), and tried
         only if :func:`page_target` allows it."""
-        table.url = _page_url(url)
-        target = page_target(table.url) if table.url is not None else "no address"
+        shown = _page_url(url)
+        if shown != table.url:  # not tried at this address yet
+            table.url, table.reachable = shown, None
+        target = page_target(shown) if shown is not None else None
+        table.target = target if isinstance(target, tuple) else None
         table.unchecked = target if isinstance(target, str) else None
 
     def _event(self, table: _Table, message: messages.EventMessage, received_ms: float) -> None:
@@ -789,15 +804,10 @@ class Hub:
                 every = self.check_every_s
                 self._tried = {n: t for n, t in self._tried.items() if now - t < every}
                 for table in self._tables.values():
-                    if table.url is None or table.unchecked is not None:
-                        continue
-                    if table.name in self._tried:
-                        continue
-                    target = page_target(table.url)
-                    if isinstance(target, str):  # (never: unchecked says so)
+                    if table.target is None or table.url is None or table.name in self._tried:
                         continue
                     self._tried[table.name] = now
-                    due.append((table.name, table.url, target))
+                    due.append((table.name, table.url, table.target))
             if not due:
                 continue
             try:
@@ -809,16 +819,10 @@ class Hub:
             with self._lock:
                 for (name, url, _), ok in zip(due, answers, strict=True):
                     tried = self._tables.get(name)
-                    if tried is None or (tried.checked_url, tried.reachable) == (url, ok):
-                        continue
-                    tried.checked_url, tried.reachable = url, ok
-                    self._bump(tried)
-
-
-def _one_line(exc: BaseException) -> str:
-    """An exception as one short line: its type and the first line of what it says."""
-    said = str(exc).splitlines()[0] if str(exc) else ""
-    return f"{type(exc).__name__}: {said}"[:200]
+                    # (an address changed meanwhile waits for its own try)
+                    if tried is not None and tried.url == url and tried.reachable != ok:
+                        tried.reachable = ok
+                        self._bump(tried)
 
 
 def _event_id_fits(value: Any) -> bool:

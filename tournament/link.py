@@ -30,6 +30,11 @@ RECONNECT_MAX_S = 4.0
 
 SCHEMES = {"mqtt": 1883, "mqtts": 8883}
 
+#: What the broker says to a login it refuses (MQTT 3.1.1's codes 4 and 5, as paho names
+#: them): the table's and the hub's lines then say what to check.
+LOGIN_REFUSALS = ("Not authorized", "Bad user name or password")
+LOGIN_HINT = "check --broker-user and the password, TABLESIGHT_BROKER_PASSWORD"
+
 #: A table's name: it is a level of the topic tree, so no ``/``, ``+`` or ``#``.
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
@@ -96,6 +101,21 @@ class BrokerLink:
         if password is not None and user is None:
             raise InputError("--broker-password: give --broker-user too")
         return cls(hostname, port, tls, user, password, ca_file)
+
+    def refused(self, reason: object) -> str:
+        """Why the broker would not take a client, in one line with what to check."""
+        said = str(reason)
+        hint = f" ({LOGIN_HINT})" if said in LOGIN_REFUSALS else ""
+        return f"the broker {self.url} refused it: {said}{hint}"
+
+    def unreachable(self) -> str:
+        """A client's try to connect failed before the broker could answer (no broker at
+        that host and port, a name that does not resolve, TLS refused), in one line."""
+        tls = ", and --broker-ca" if self.tls else ""
+        return (
+            f"cannot connect to the broker {self.url} (check the host and port in --broker"
+            f"{tls}, and that the broker runs)"
+        )
 
     @property
     def url(self) -> str:

@@ -199,6 +199,13 @@ class MessageError(ValueError):
     """A message that does not fit its topic's format; one line naming the topic and key."""
 
 
+def one_line(exc: BaseException) -> str:
+    """A fault met handling a message, as one short line: its type and the first line of
+    what it says."""
+    said = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {said}"[:200]
+
+
 def decode(name: str, payload: bytes) -> _Message | None:
     """The message on topic ``name``, checked; ``None`` for a topic outside the tree (or
     an empty retained message, which clears one); :class:`MessageError` if it does not fit

@@ -77,10 +77,6 @@ CLOSE_WAIT_S = 3.0
 #: The commands whose answers are remembered (a command delivered twice is answered twice
 #: the same way, applied once).
 REMEMBERED_COMMANDS = 256
-#: What the broker says to a login it refuses (MQTT 3.1.1's codes 4 and 5, as paho names
-#: them), and what to check then.
-LOGIN_REFUSALS = ("Not authorized", "Bad user name or password")
-LOGIN_HINT = " (check --broker-user and the password, TABLESIGHT_BROKER_PASSWORD)"
 #: The longest command id quoted back in an answer.
 COMMAND_ID_CHARS = 200
 #: A command longer than this (bytes) is refused unread.
@@ -157,8 +153,8 @@ class TablePublisher:
         self._closed = False
         #: The broker was lost and is not back yet (said when it is).
         self._lost = False
-        #: Why the broker refused this table at its last try (said once, not at every
-        #: try), until it takes it.
+        #: Why the broker did not take this table at its last try, in one line (said once,
+        #: not at every try), until it takes it.
         self.refusal: str | None = None
         self.client = link.client(self.client_id, clean_session=True)
         will = {
@@ -170,6 +166,7 @@ class TablePublisher:
         }
         self.client.will_set(self._topic(messages.STATUS), messages.encode(will), 1, True)
         self.client.on_connect = self._on_connect
+        self.client.on_connect_fail = self._on_connect_fail
         self.client.on_disconnect = self._on_disconnect
         self.client.on_subscribe = self._on_subscribe
         self.client.on_publish = self._on_publish
@@ -383,7 +380,9 @@ class TablePublisher:
         try:
             self._command(topic, payload)
         except Exception as exc:  # never seen: a fault here, not the command's
-            log.warning("table %s: a command could not be handled: %s", self.name, _one_line(exc))
+            log.warning(
+                "table %s: a command could not be handled: %s", self.name, messages.one_line(exc)
+            )
             log.debug("the command's fault", exc_info=True)
             with contextlib.suppress(Exception):
                 self._answer(_command_id(payload), False, "payload: could not be handled")
@@ -449,16 +448,7 @@ class TablePublisher:
         self, client: mqtt.Client, _data: Any, _flags: Any, reason: Any, _props: Any
     ) -> None:
         if reason.is_failure:
-            told, self.refusal = self.refusal, str(reason)
-            if told != self.refusal:  # said once, not at every try
-                log.warning(
-                    "table %s: the broker %s refused it: %s%s; refereeing goes on, and the "
-                    "table tries again quietly",
-                    self.name,
-                    self.link.url,
-                    reason,
-                    LOGIN_HINT if str(reason) in LOGIN_REFUSALS else "",
-                )
+            self._not_taken(self.link.refused(reason))
             return
         if self.refusal is not None:
             self.refusal = None
@@ -472,6 +462,20 @@ class TablePublisher:
         except (OSError, AttributeError, IndexError):
             pass
         client.subscribe(self._topic(messages.COMMANDS), qos=1)
+
+    def _on_connect_fail(self, _client: mqtt.Client, _data: Any) -> None:
+        if not self._lost:  # a broker lost is said so already
+            self._not_taken(self.link.unreachable())
+
+    def _not_taken(self, why: str) -> None:
+        """The broker did not take the table: said once, not at every try."""
+        told, self.refusal = self.refusal, why
+        if told != why:
+            log.warning(
+                "table %s: %s; refereeing goes on, and the table tries again quietly",
+                self.name,
+                why,
+            )
 
     def _on_subscribe(
         self, _client: mqtt.Client, _data: Any, _mid: int, codes: list[Any], _props: Any
@@ -563,9 +567,3 @@ def _field_error(line: str, topic: str) -> str:
     if line.startswith("not JSON") or line == "expected a JSON object":
         line = f"payload: {line}"
     return line
-
-
-def _one_line(exc: BaseException) -> str:
-    """An exception as one short line: its type and the first line of what it says."""
-    said = str(exc).splitlines()[0] if str(exc) else ""
-    return f"{type(exc).__name__}: {said}"[:200]

@@ -23,6 +23,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 
 from tablesight.rig.tablevoices import flag
 from tablesight.rules.errors import InputError
+from tablesight.tournament import hub as hub_module
 from tablesight.tournament import messages
 from tablesight.tournament.hub import Hub, UnknownTable
 from tablesight.tournament.link import BrokerLink
@@ -266,7 +267,7 @@ def test_messages_that_do_not_fit_are_counted_and_the_hub_goes_on(started, table
 
 
 def test_an_unreadable_message_is_one_line_in_the_log_and_counted_against_its_table(
-    started, tables, caplog
+    started, tables, caplog, monkeypatch
 ):
     caplog.set_level(logging.DEBUG, logger="tablesight")
     hub = started()
@@ -300,11 +301,17 @@ def test_an_unreadable_message_is_one_line_in_the_log_and_counted_against_its_ta
     assert shown["alpha"]["problem"] == said[-1]
     assert shown["bravo"]["problems"] == 0
     assert shown["alpha"]["turn"] == 1  # the good status before them stands
-    # logged one line each, at most one a table per 10 s, and never a traceback
+    # logged in one line, at most one a table per 10 s: the burst's first only ...
     lines = [r.getMessage() for r in caplog.records if r.name == "tablesight.hub"]
-    assert lines and lines[0] == f"hub hub: a message not read: {said[0]}"
-    assert 1 <= len(lines) <= len(bad)
-    assert all("\n" not in line and len(line) < 400 for line in lines)
+    assert lines == [f"hub hub: a message not read: {said[0]}"]
+    # ... and the next line, once due, says how many were not
+    monkeypatch.setattr(hub_module, "PROBLEM_LOG_EVERY_S", 0.0)
+    tables.raw(status, b"[1, 2]")
+    until(hub, lambda: listed(hub)["alpha"]["problems"] == len(bad) + 1)
+    lines = [r.getMessage() for r in caplog.records if r.name == "tablesight.hub"]
+    assert lines[1:] == [
+        f"hub hub: a message not read: {status}: expected a JSON object (and 5 more not logged)"
+    ]
     assert not [r for r in caplog.records if r.exc_info]
     assert "Traceback" not in caplog.text
 
@@ -516,3 +523,33 @@ def test_a_broker_that_refuses_the_hub_is_said_apart_from_bad_messages(tmp_path)
             assert (state["connected"], state["problems"]) == (False, 0)
         finally:
             hub.close()
+
+
+def test_a_broker_that_cannot_be_reached_is_said_once_until_the_hub_connects(tmp_path, caplog):
+    """A --broker that no broker answers at (a mistyped port, the broker not started): the
+    page says why the hub is not connected and the log says it once, not at every try;
+    the broker started there, the hub connects and says so."""
+    from tablesight.rig.mosquitto import Mosquitto, free_port
+
+    caplog.set_level(logging.WARNING, logger="tablesight.hub")
+    port = free_port()
+    hub = Hub(BrokerLink.parse(f"mqtt://127.0.0.1:{port}"), "hub").start()
+    try:
+        line = (
+            f"cannot connect to the broker mqtt://127.0.0.1:{port} (check the host and port "
+            "in --broker, and that the broker runs)"
+        )
+        until(hub, lambda: hub.state()["refused"] is not None)
+        assert hub.state()["refused"] == line
+        time.sleep(3.0)  # tried again meanwhile (every 0.5 s, then 1, 2)
+        with Mosquitto(tmp_path / "broker", port=port):
+            assert hub.wait_subscribed(WAIT_S)
+            state = hub.state()
+    finally:
+        hub.close()
+    assert (state["connected"], state["refused"]) == (True, None)
+    said = [r.getMessage() for r in caplog.records]
+    assert said == [
+        f"hub hub: {line}; trying again",
+        f"hub hub: connected to the broker mqtt://127.0.0.1:{port}",
+    ]
