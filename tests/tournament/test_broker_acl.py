@@ -113,6 +113,12 @@ class Peer:
         info.wait_for_publish(WAIT_S)
         assert info.is_published()
 
+    def publish_as(self, table: str, sent: dict[str, bytes]) -> None:
+        """Each of ``sent`` (kind: payload) on ``table``'s topic of that kind, retained
+        where a table's is."""
+        for kind, payload in sent.items():
+            self.publish(messages.topic(table, kind), payload, retain=kind in messages.RETAINED)
+
     def wait_for(self, topic: str, payload: bytes) -> None:
         with self._changed:
             got = self._changed.wait_for(lambda: self.got(topic, payload), WAIT_S)
@@ -188,8 +194,19 @@ def flags(table: str) -> bytes:
     return messages.encode({"table": table, "game_id": "g1", "flags": []})
 
 
-def answer(table: str, ok: bool) -> bytes:
-    return messages.encode({"table": table, "command": "c1", "ok": ok})
+def answer(table: str) -> bytes:
+    return messages.encode({"table": table, "command": "c1", "ok": True})
+
+
+def every_kind(table: str, said: str) -> dict[str, bytes]:
+    """A message of each kind a table writes (status, events, flags, answers) as ``table``,
+    its status's state and its event's message ``said``."""
+    return {
+        messages.STATUS: status(table, said),
+        messages.EVENTS: event(table, 0, said),
+        messages.FLAGS: flags(table),
+        messages.ANSWERS: answer(table),
+    }
 
 
 # -- what a table may not do -------------------------------------------------------------
@@ -221,14 +238,7 @@ def test_a_table_cannot_write_another_tables_status_events_flags_or_answers(
     hub = login("hub").connected()
     hub.subscribe("tablesight/#")
     table_1, table_2 = login("table-1").connected(), login("table-2").connected()
-    forged = {
-        messages.STATUS: status("table-2", "forged by table-1"),
-        messages.EVENTS: event("table-2", 0, "forged by table-1"),
-        messages.FLAGS: flags("table-2"),
-        messages.ANSWERS: answer("table-2", False),
-    }
-    for kind, payload in forged.items():
-        table_1.publish(messages.topic("table-2", kind), payload, retain=kind in messages.RETAINED)
+    table_1.publish_as("table-2", every_kind("table-2", "forged by table-1"))
     control = status("table-2", "playing")
     table_2.publish(messages.topic("table-2", messages.STATUS), control, retain=True)
 
@@ -300,14 +310,7 @@ def test_the_hub_cannot_be_a_table_named_hub(tmp_path: Path) -> None:
         try:
             watcher.subscribe("#")
             hub.subscribe(messages.ALL_TABLES)
-            forged = {
-                messages.STATUS: status("hub", "a table named hub"),
-                messages.EVENTS: event("hub", 0, "forged"),
-                messages.FLAGS: flags("hub"),
-                messages.ANSWERS: answer("hub", True),
-            }
-            for kind, payload in forged.items():
-                hub.publish(messages.topic("hub", kind), payload, retain=kind in messages.RETAINED)
+            hub.publish_as("hub", every_kind("hub", "a table named hub"))
             control = command("table-1", "Ann")
             hub.publish(messages.topic("table-1", messages.COMMANDS), control)
             table_1.publish(messages.topic("table-1", messages.STATUS), status("table-1", "on"))
@@ -330,14 +333,8 @@ def test_a_table_writes_its_own_topics_and_the_hub_reads_them(login: Login) -> N
     hub = login("hub").connected()
     hub.subscribe(messages.ALL_TABLES)
     table_1 = login("table-1").connected()
-    sent = {
-        messages.STATUS: status("table-1", "playing"),
-        messages.EVENTS: event("table-1", 0, 'ganger moved 7.20" of 5.00"'),
-        messages.FLAGS: flags("table-1"),
-        messages.ANSWERS: answer("table-1", True),
-    }
-    for kind, payload in sent.items():
-        table_1.publish(messages.topic("table-1", kind), payload, retain=kind in messages.RETAINED)
+    sent = every_kind("table-1", 'ganger moved 7.20" of 5.00"')
+    table_1.publish_as("table-1", sent)
 
     for kind, payload in sent.items():
         hub.wait_for(messages.topic("table-1", kind), payload)
