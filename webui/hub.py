@@ -33,19 +33,18 @@ address a table named.
 
 from __future__ import annotations
 
-import hmac
 import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Blueprint, Flask, Response, current_app, jsonify, request
+from flask import Blueprint, Flask, Response, current_app, jsonify
 
 from tablesight.tournament.hub import Hub, UnknownTable
 from tablesight.webui.app import guarded_app
 from tablesight.webui.bodies import fields
 from tablesight.webui.errors import ApiError
-from tablesight.webui.guard import StreamLimits
+from tablesight.webui.guard import StreamLimits, carries_token
 from tablesight.webui.jsonio import dumps
 from tablesight.webui.pages import render_page
 from tablesight.webui.serve import Server
@@ -107,11 +106,7 @@ def _hub() -> Hub:
 def _trusted() -> bool:
     """Whether this request's viewer may see what the hub made of the tables' pages: the
     server has no token (it serves this machine only), or the request gives it."""
-    token: str | None = current_app.extensions[TOKEN]
-    if token is None:
-        return True
-    given = request.headers.get("X-TableSight-Token") or request.args.get("token") or ""
-    return hmac.compare_digest(given.encode("utf-8", "replace"), token.encode())
+    return carries_token(current_app.extensions[TOKEN])
 
 
 def _shown(row: dict[str, Any], trusted: bool) -> dict[str, Any]:
