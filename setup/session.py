@@ -44,6 +44,7 @@ from tablesight.calibration.camera import BoardSpec, Calibration, CalibrationErr
 from tablesight.calibration.dictionaries import DictionaryError, dictionary_id
 from tablesight.calibration.printing import SheetEntry, SheetEntryError, charuco_sheet, roster_sheet
 from tablesight.rules.errors import InputError
+from tablesight.rules.errors import shown as shown_path
 from tablesight.rules.ruleset import available
 from tablesight.rules.scenario import base_of
 from tablesight.rules.values import cut
@@ -221,19 +222,12 @@ class _Run:
         last = next(said, "")  # its last word, not the address it no longer serves
         return f"ended (exit status {code})" + (f": {last}" if last else "")
 
-    @property
-    def token(self) -> str | None:
-        """The token its controls need (in its address), if it printed one."""
-        if self.url is None:
-            return None
-        given = dict(parse_qsl(urlsplit(self.url).query)).get("token")
-        return given or None
-
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self, viewer: bool = False) -> dict[str, object]:
+        """As the state shows it; to a ``viewer``, its address without its token."""
         return {
             "game": self.game,
             "pid": self.process.pid,
-            "url": self.url,
+            "url": without_token(self.url) if viewer and self.url else self.url,
             "status": self.status,
             "command": self.command,
         }
@@ -736,12 +730,6 @@ class TableSetup:
             self._stop_run()
         return files, run
 
-    def run_token(self) -> str | None:
-        """The token of the game started, which only those with the set-up's own may see."""
-        with self._lock:
-            run = self._run
-        return None if run is None else run.token
-
     def _stop_run(self) -> None:
         with self._lock:
             run, self._run = self._run, None
@@ -759,13 +747,16 @@ class TableSetup:
 
     # -- what the page shows --------------------------------------------------------------
 
-    def state(self) -> dict[str, Any]:
-        """Everything the set-up page shows (the web API's ``/api/setup/state``)."""
+    def state(self, viewer: bool = False) -> dict[str, Any]:
+        """Everything the set-up page shows (the web API's ``/api/setup/state``); to a
+        ``viewer`` (who may only watch), the game's address without its token, and every
+        text without the credentials of the sources' URLs (:func:`hide_credentials`)."""
         with self._lock:
             seen, player = self._seen, self._player
             proposal, pose, health = self._proposal, self._pose, self._health
             done, written, run = self._assignment, self._written, self._run
             calibration, camera = self._calibration, self._camera
+            specs = list(self._specs)
             state: dict[str, Any] = {
                 "frame": None if seen is None else seen.count,
                 "source": _source(player, seen, self._specs),
@@ -812,8 +803,8 @@ class TableSetup:
         state["models"] = [] if done is None else [_dump(m) for m in done.roster]
         state["terrain"] = [] if done is None else [_dump(t) for t in done.terrain]
         state["written"] = None if written is None else _written(written)
-        state["run"] = None if run is None else run.to_dict()
-        return state
+        state["run"] = None if run is None else run.to_dict(viewer)
+        return hide_credentials(state, specs) if viewer else state
 
     def _sources(self) -> list[dict[str, str]]:
         out = {c["spec"]: c for c in cameras()}
@@ -907,12 +898,6 @@ def _written(files: SetupFiles) -> dict[str, Any]:
     }
 
 
-#: A URL in a text: its scheme, and all up to a space or a quote.
-_URL = re.compile(r"""[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+""")
-#: What stands for what a viewer may not read.
-HIDDEN = "***"
-
-
 def without_token(url: str) -> str:
     """``url`` without its ``token`` (the query's ``token=``)."""
     parts = urlsplit(url)
@@ -920,29 +905,34 @@ def without_token(url: str) -> str:
     return urlunsplit(parts._replace(query=urlencode(query)))
 
 
-def _masked(url: str) -> str:
-    """``url`` without its token, and its credentials (``user:password@``) masked."""
-    try:
-        parts = urlsplit(url)
-        at = parts.netloc.rpartition("@")
-    except ValueError:  # not a URL after all: its credentials-looking part masked
-        return re.sub(r"//[^/@]*@", f"//{HIDDEN}@", url)
-    netloc = f"{HIDDEN}@{at[2]}" if at[1] else parts.netloc
-    return without_token(urlunsplit(parts._replace(netloc=netloc)))
+def credentials(spec: str) -> str | None:
+    """A stream URL's ``user:password@``, if it has one: all from ``://`` to its last
+    ``@`` (more than the user information where a path holds an ``@``: never less)."""
+    _, scheme, rest = spec.partition("://")
+    userinfo, at, _ = rest.rpartition("@")
+    return f"{userinfo}@" if scheme and at else None
 
 
-def for_viewers(shown: Any, secrets: Sequence[str] = ()) -> Any:
-    """``shown`` (a state: dicts, lists and values) as those without the token may see
-    it: in every text, every URL without its ``token`` and its credentials masked, and
-    each of ``secrets`` (the tokens) put out of sight wherever it is."""
-    if isinstance(shown, str):
-        text = _URL.sub(lambda m: _masked(m.group(0)), shown)
-        for secret in secrets:
-            if secret:
-                text = text.replace(secret, HIDDEN)
-        return text
-    if isinstance(shown, Mapping):
-        return {k: for_viewers(v, secrets) for k, v in shown.items()}
-    if isinstance(shown, list | tuple):
-        return [for_viewers(v, secrets) for v in shown]
-    return shown
+def hide_credentials(state: Any, specs: Sequence[str]) -> Any:
+    """``state`` (: dicts, lists and values) with the credentials of each of
+    ``specs`` (the sources' URLs) put out of sight in every text, whole or where a
+    message cut the URL short (:func:`~tablesight.rules.errors.shown`)."""
+    hidden = []
+    for spec in specs:
+        secret = credentials(spec)
+        if secret is not None:
+            bare = spec.replace(secret, "***@", 1)
+            hidden += [(shown_path(spec), shown_path(bare)), (secret, "***@")]
+
+    def hide(value: Any) -> Any:
+        if isinstance(value, str):
+            for secret, mask in hidden:
+                value = value.replace(secret, mask)
+            return value
+        if isinstance(value, Mapping):
+            return {k: hide(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [hide(v) for v in value]
+        return value
+
+    return hide(state) if hidden else state

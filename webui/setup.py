@@ -29,9 +29,9 @@ Every refusal is a 400 ``{"error": {"status", "field", "message"}}`` naming the 
 (``models[2].marker``, ``folder``), or a 409 for a conflict.
 
 With a token (served beyond this machine), those without it may watch but never read a
-token: the state they get has the game's address without its token, and every URL in it
-(the sources: a camera's stream) without its credentials
-(:func:`~tablesight.setup.session.for_viewers`).
+token: the state they get has the game's address without its token, and no text in it
+holds the credentials of a source's URL (a camera's stream)
+(:meth:`~tablesight.setup.session.TableSetup.state` for a viewer).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from jinja2 import TemplateNotFound
 from werkzeug.wrappers import Response as BaseResponse
 
 from tablesight.setup.files import SetupConflict
-from tablesight.setup.session import TableSetup, for_viewers
+from tablesight.setup.session import TableSetup
 from tablesight.webui.app import guarded_app
 from tablesight.webui.bodies import fields
 from tablesight.webui.errors import ApiError
@@ -161,15 +161,8 @@ def state() -> Response:
 
 
 def _shown() -> dict[str, Any]:
-    """The state, as whoever asks may see it: whole with the token, else without any
-    token or credentials."""
-    setup, token = _setup(), current_app.extensions[TOKEN]
-    shown = setup.state()
-    if carries_token(token):
-        return shown
-    secrets = [t for t in (token, setup.run_token()) if t]
-    out: dict[str, Any] = for_viewers(shown, secrets)
-    return out
+    """The state, as whoever asks may see it: whole with the token, else as a viewer's."""
+    return _setup().state(viewer=not carries_token(current_app.extensions[TOKEN]))
 
 
 @views.post("/api/setup/source")

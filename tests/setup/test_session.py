@@ -27,7 +27,8 @@ from tablesight.rig.charuco import random_charuco_views
 from tablesight.rig.setuptable import ANCHORS, CORNERS_IN, MODEL, TABLE_IN, WALL, wait_for
 from tablesight.rig.synth import PlacedMarker, render_table
 from tablesight.rig.webcam import pictures, write_frames
-from tablesight.setup.session import BOARD, HELD, TableSetup
+from tablesight.rules.errors import shown
+from tablesight.setup.session import BOARD, HELD, TableSetup, hide_credentials
 from tablesight.setup.steps import GameFile, SetupError, game_preset
 
 #: Two models' markers on the table, and a terrain piece's.
@@ -483,3 +484,25 @@ def test_setup_refuses_a_bad_game_file_in_one_line(tmp_path: Path, tablesight) -
     result = tablesight("setup", "--ruleset", str(missing), "--port", "0")
     assert result.returncode == 2
     assert result.stderr.splitlines() == [f"tablesight: {missing}: no such file"]
+
+
+def test_a_streams_credentials_are_hidden_wherever_a_text_holds_them() -> None:
+    """Whole, or where a message cut a long URL short in the middle of its password; a
+    URL without credentials, a file and the rest are left as they are."""
+    long = "rtsp://admin:" + "p" * 70 + "@10.0.0.9:554/" + "stream" * 20
+    short = "http://me:it's secret@phone:8080/video"
+    state = {
+        "source": {"spec": short, "status": f"failed: {short}: the stream cannot be opened"},
+        "sources": [{"spec": "0"}, {"spec": "http://cam/video"}, {"spec": "clip.mp4"}],
+        "run": {"status": f"ended (exit status 2): tablesight: --source: {shown(long)}: gone"},
+        "frame": 3,
+    }
+    hidden = hide_credentials(state, ["0", "clip.mp4", "http://cam/video", short, long])
+    text = repr(hidden)
+    assert "secret" not in text and "me:" not in text and "admin" not in text
+    assert "ppp" not in text, text
+    assert hidden["source"] == {
+        "spec": "http://***@phone:8080/video",
+        "status": "failed: http://***@phone:8080/video: the stream cannot be opened",
+    }
+    assert hidden["sources"] == state["sources"] and hidden["frame"] == 3

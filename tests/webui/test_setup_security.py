@@ -292,7 +292,13 @@ def test_no_answer_without_the_token_holds_a_token(
     assert processes_with(str(tmp_path / "game" / "table.toml")) == []  # the game stopped too
 
 
-def test_viewers_read_the_sources_without_their_credentials(camera, tmp_path: Path) -> None:
+@pytest.mark.parametrize("password", [PASSWORD, "it's-mine", 'say "cheese"'])
+def test_viewers_read_the_sources_without_their_credentials(
+    camera, tmp_path: Path, password: str
+) -> None:
+    """Whatever the password holds (a quote or a space ends a URL in a text), viewers
+    read the stream's URL with ``***`` for its user and password, and neither anywhere."""
+    camera.spec = camera.spec.replace(PASSWORD, password)
     setup = TableSetup(folder=tmp_path)
     try:
         client = create_setup_app(setup, token="the-token").test_client()
@@ -310,7 +316,7 @@ def test_viewers_read_the_sources_without_their_credentials(camera, tmp_path: Pa
         port = urlsplit(camera.bare).port
         for headers in ({}, {"X-TableSight-Token": "wrong"}):
             shown = client.get("/api/setup/state", headers=headers)
-            assert PASSWORD not in shown.get_data(as_text=True)
+            assert password not in shown.get_data(as_text=True)
             assert USER not in shown.get_data(as_text=True)
             state = shown.get_json()
             assert state["source"]["spec"] == f"http://***@127.0.0.1:{port}/video"
