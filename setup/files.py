@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 import textwrap
 from collections.abc import Collection, Mapping, Sequence
@@ -72,10 +73,11 @@ def write_files(
 
     With ``inside``, ``folder`` (relative: to ``inside``) must be ``inside`` or a folder
     under it once ``..`` and symbolic links are resolved, else it is refused (on
-    ``folder``). Files of those names already there are replaced only with ``replace``
-    (else :class:`FilesExist`, a conflict on ``replace``), each kept beside its new one
-    as it was, byte for byte, under the first free name of ``roster.toml.1``,
-    ``roster.toml.2``, ... The files are checked as :meth:`Setup.load` reads them before
+    ``folder``). Files of those names already there that hold other text are replaced
+    only with ``replace`` (else :class:`FilesExist`, a conflict on ``replace``), each kept
+    beside its new one as it was, byte for byte, under the first free name of
+    ``roster.toml.1``, ``roster.toml.2``, ...; one that holds the same text already is
+    neither asked about nor kept. The files are checked as :meth:`Setup.load` reads them before
     any replaces what was there: a folder that cannot be written to, or files that would
     not load, are refused (``SetupError`` on ``folder``, or on the file) and nothing is
     changed."""
@@ -95,7 +97,7 @@ def write_files(
     folder = Path(folder)
     if inside is not None:
         folder = confined(folder, inside)
-    existing = [name for name in texts if os.path.lexists(folder / name)]
+    existing = differing(folder, texts)
     if existing and not replace:
         raise FilesExist(folder, existing)
     try:
@@ -114,7 +116,7 @@ def write_files(
             text = str(exc).replace(str(staging), str(folder))
             name = next((n for n in texts if text.startswith(str(folder / n))), "folder")
             raise SetupError(name, text.removeprefix(f"{folder / name}: ")) from None
-        made = [name for name in texts if os.path.lexists(folder / name)]
+        made = differing(folder, texts)
         if made and not replace:  # made meanwhile, by someone else
             raise FilesExist(folder, made)
         for name in texts:
@@ -145,6 +147,25 @@ class FilesExist(SetupConflict):
             f"{', '.join(self.names)} in {folder}: replace {these}? (each old one is kept "
             f"beside its new one, as {self.names[0]}.1 or the next free number)",
         )
+
+
+def differing(folder: Path, texts: Mapping[str, str]) -> list[str]:
+    """The names of ``texts`` there are files (or links, or anything) of in ``folder``
+    that do not hold that text already: the files that writing it would change."""
+    out = []
+    for name, text in texts.items():
+        path, data = folder / name, text.encode("utf-8")
+        try:
+            found = path.lstat()  # a link is not the file it points to
+            same = stat.S_ISREG(found.st_mode) and found.st_size == len(data)
+            same = same and path.read_bytes() == data
+        except FileNotFoundError:
+            continue
+        except OSError:
+            same = False
+        if not same:
+            out.append(name)
+    return out
 
 
 def confined(folder: Path, inside: Path) -> Path:

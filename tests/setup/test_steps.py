@@ -655,14 +655,20 @@ def test_files_there_are_replaced_only_when_asked_and_kept(tmp_path: Path) -> No
     with pytest.raises(SetupError) as err:
         write_files(tmp_path, "trench-crusade", table, faster, inside=tmp_path)
     assert err.value.field == "replace"
-    assert err.value.message.startswith(f"table.toml, roster.toml in {tmp_path}: replace them?")
+    # the table as it would be written is there already: only the roster is asked about
+    assert err.value.message.startswith(f"roster.toml in {tmp_path}: replace it?")
     assert tree(tmp_path) == before  # nothing changed, nothing added
 
     write_files(tmp_path, "trench-crusade", table, faster, inside=tmp_path, replace=True)
     assert (tmp_path / "roster.toml.1").read_bytes() == mine
-    assert (tmp_path / "table.toml.1").read_bytes() == first_table
+    assert (tmp_path / "table.toml").read_bytes() == first_table
     assert tomllib.loads((tmp_path / "roster.toml").read_text())["models"][0]["movement"] == 7
     second = (tmp_path / "roster.toml").read_bytes()
+
+    # the same again (the game started again on it): nothing to ask, nothing to keep
+    again = tree(tmp_path)
+    write_files(tmp_path, "trench-crusade", table, faster, inside=tmp_path)
+    assert tree(tmp_path) == again
 
     _, slower = small_set(3)
     write_files(tmp_path, "trench-crusade", table, slower, inside=tmp_path, replace=True)
@@ -673,9 +679,23 @@ def test_files_there_are_replaced_only_when_asked_and_kept(tmp_path: Path) -> No
         "roster.toml.1",
         "roster.toml.2",
         "table.toml",
-        "table.toml.1",
-        "table.toml.2",
     ]
+
+
+def test_a_link_holding_the_same_text_is_still_asked_about(tmp_path: Path) -> None:
+    """A link where a file goes is replaced by the file only when asked, though what it
+    points to holds what would be written; the link is kept as it was."""
+    table, roster = small_set()
+    elsewhere = tmp_path / "elsewhere"
+    write_files(elsewhere, "trench-crusade", table, roster)
+    folder = tmp_path / "tables"
+    folder.mkdir()
+    (folder / "roster.toml").symlink_to(elsewhere / "roster.toml")
+    with pytest.raises(SetupError) as err:
+        write_files(folder, "trench-crusade", table, roster, inside=folder)
+    assert err.value.message.startswith(f"roster.toml in {folder}: replace it?")
+    write_files(folder, "trench-crusade", table, roster, inside=folder, replace=True)
+    assert (folder / "roster.toml.1").is_symlink() and not (folder / "roster.toml").is_symlink()
 
 
 # -- end to end -----------------------------------------------------------------------------

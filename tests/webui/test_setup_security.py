@@ -394,7 +394,8 @@ def test_files_there_are_replaced_only_when_confirmed(ready) -> None:
     assert answer.status_code == 409
     error = answer.get_json()["error"]
     assert (error["status"], error["field"]) == (409, "replace")
-    assert "table.toml, roster.toml, camera.toml" in error["message"]
+    # only the file that writing would change is asked about
+    assert error["message"].startswith(f"replace: roster.toml in {folder}: replace it?")
     assert files_under(folder) == before
     answer = client.post("/api/setup/write", json={"folder": "my table", "replace": "yes"})
     assert answer.get_json()["error"]["field"] == "replace"
@@ -403,10 +404,12 @@ def test_files_there_are_replaced_only_when_confirmed(ready) -> None:
     answer = client.post("/api/setup/write", json={"folder": "my table", "replace": True})
     assert answer.status_code == 200
     after = files_under(folder)
-    assert sorted(after) == sorted([*names, *(f"{n}.1" for n in names)])
-    for name in names:
-        assert after[f"{name}.1"] == before[name]  # the old kept, byte for byte
+    assert sorted(after) == sorted([*names, "roster.toml.1"])
+    assert after["roster.toml.1"] == mine  # the old kept, byte for byte
     assert after["roster.toml"] != mine and not after["roster.toml"].startswith(b"# my own")
+    assert {n: after[n] for n in ("camera.toml", "table.toml")} == {
+        n: before[n] for n in ("camera.toml", "table.toml")
+    }
 
 
 # -- 7. six starts at once ------------------------------------------------------------------
