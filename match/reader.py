@@ -31,7 +31,7 @@ from tablesight.match.schema import (
     now_iso,
     refuse_future,
 )
-from tablesight.rules.errors import NAME_MAX, InputError, check_regular
+from tablesight.rules.errors import NAME_MAX, InputError, check_regular, check_unique
 from tablesight.rules.session import INPUTS, Event, EventKind
 from tablesight.rules.verdict import RuleName
 
@@ -269,7 +269,9 @@ def check_meta(path: Path, meta: dict[str, Any]) -> None:
         isinstance(m, dict) and isinstance(m.get("id"), str) for m in roster
     ):
         raise bad("roster", "a list of models, each with an id")
-    _check_once(path, "roster", [m["id"] for m in roster], "model")
+    # the replay and the export know a model, or a piece, by its id: a file with one id
+    # twice is refused whole, never read with one entry silently in place of another
+    check_unique(str(path), "meta roster", [m["id"] for m in roster])
     broker = meta.get("broker")
     if broker is not None and not (
         isinstance(broker, dict)
@@ -282,24 +284,8 @@ def check_meta(path: Path, meta: dict[str, Any]) -> None:
     terrain = meta.get("terrain", [])
     if not isinstance(terrain, list):
         raise bad("terrain", "a list of pieces")
-    pieces = [t.get("id") if isinstance(t, dict) else None for t in terrain]
-    _check_once(path, "terrain", pieces, "piece")
-
-
-def _check_once(path: Path, key: str, ids: list[Any], what: str) -> None:
-    """The match's ``meta`` ``key`` has each id once (the replay and the export know a
-    model, or a piece, by its id): the file is refused whole, never read with one entry
-    silently in place of another."""
-    first: dict[Any, int] = {}
-    for i, value in enumerate(ids):
-        if value is None:
-            continue
-        if value in first:
-            raise InputError(
-                f"{path}: meta {key}[{i}].id: {_short(json.dumps(value))} is also "
-                f"{key}[{first[value]}].id; expected each {what} once, by an id of its own"
-            )
-        first[value] = i
+    ids = [t.get("id") if isinstance(t, dict) else None for t in terrain]
+    check_unique(str(path), "meta terrain", [i if isinstance(i, str) else None for i in ids])
 
 
 @contextlib.contextmanager

@@ -150,9 +150,12 @@ def load_toml(path: Path, schema: type[M]) -> M:
 
 def check_unique(source: str, key: str, values: list[Any], field: str = "id") -> None:
     """Each value once: a second one is one line naming both entries,
-    ``roster.toml: models[4].id: 'krotos' is also models[1].id``."""
+    ``roster.toml: models[4].id: 'krotos' is also models[1].id``; ``None`` (an entry
+    without one) is never counted."""
     first: dict[Any, int] = {}
     for i, value in enumerate(values):
+        if value is None:
+            continue
         if value in first:
             raise InputError(
                 f"{source}: {key}[{i}].{field}: {cut(value)} is also {key}[{first[value]}].{field}"
