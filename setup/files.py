@@ -17,9 +17,7 @@ from typing import Any
 import tomli_w
 from pydantic import BaseModel
 
-from tablesight.calibration.camera import (
-    CameraModel,
-)
+from tablesight.calibration.camera import CameraModel
 from tablesight.calibration.roster import RosterModel, TerrainPiece
 from tablesight.calibration.setup import Setup
 from tablesight.calibration.table import TableSpec
@@ -177,7 +175,7 @@ def confined(folder: Path, inside: Path) -> Path:
         where = (root / given).resolve()
     except (OSError, RuntimeError) as exc:  # a loop of links, say
         raise SetupError("folder", f"cannot write to {folder}: {exc}") from None
-    if where != root and root not in where.parents:
+    if not where.is_relative_to(root):
         raise SetupError(
             "folder",
             f"the set-up writes only in {root} and the folders under it (tablesight setup "
