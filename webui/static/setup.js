@@ -744,9 +744,9 @@
     delete run.dataset.ended;
     const ended = s.run ? /^ended \(exit status (-?\d+)\)(?:: ([^]*))?$/.exec(s.run.status) : null;
     if (ended) {
-      // its table view went with it: no link to it; its last words, unless they are only
-      // where that table view was
-      const last = ended[2] && !/^table view: /.test(ended[2]) ? `: ${ended[2]}` : "";
+      // its table view went with it: no link to it; its last words (the server leaves out
+      // the line that said where that table view was)
+      const last = ended[2] ? `: ${ended[2]}` : "";
       run.textContent = `The game has ended (exit status ${ended[1]})${last}. Its table view ` +
         "is closed; write and start again to referee another.";
       run.dataset.ended = ended[1];
