@@ -164,7 +164,7 @@ class Scenario:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise InputError(f"{source}: not valid JSON: {exc}") from None
+            raise InputError(_comment(source, exc) or f"{source}: not valid JSON: {exc}") from None
         except RecursionError:
             raise InputError(f"{source}: not valid JSON: nested too deeply") from None
         except ValueError as exc:  # an integer of more than 4300 digits
@@ -191,6 +191,22 @@ class Scenario:
             missing="cannot read: No such file or directory",
         )
         return cls.from_json(text, str(path), ruleset)
+
+
+#: What starts a comment in the JSON-with-comments people write (JSON itself has none).
+COMMENT_STARTS = ("//", "/*", "#")
+
+
+def _comment(source: str, exc: json.JSONDecodeError) -> str | None:
+    """The line refusing the scenario when what stops its JSON is a comment (``// ...``),
+    else ``None``."""
+    mark = next((m for m in COMMENT_STARTS if exc.doc.startswith(m, exc.pos)), None)
+    if mark is None:
+        return None
+    return (
+        f"{source}: line {exc.lineno}: a comment ({mark} ...): JSON has no comments; "
+        "take them all out (samples/scenarios/ has files that load as they are)"
+    )
 
 
 def _scene(spec: ScenarioIn, ruleset: Ruleset, source: str) -> Scene:

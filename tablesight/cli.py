@@ -96,44 +96,14 @@ def check(scenario: Path, ruleset_path: Path | None, as_json: bool) -> None:
 
     try:
         ruleset = load_ruleset_file(ruleset_path) if ruleset_path else None
-    except InputError as exc:
-        fail(str(exc))
-    try:
         loaded = Scenario.from_file(scenario, ruleset)
     except InputError as exc:
-        fail(_json_comment(scenario) or str(exc))
+        fail(str(exc))
     verdict = referee_for(loaded.scene, loaded.ruleset).judge()
     if as_json:
         click.echo(json.dumps(verdict.to_dict(), indent=2))
     else:
         click.echo(verdict.to_text(loaded.ruleset.title))
-
-
-#: What starts a comment in the JSON-with-comments people write (JSON itself has none).
-COMMENT_STARTS = ("//", "/*", "#")
-
-
-def _json_comment(path: Path) -> str | None:
-    """The line refusing ``path`` when what stops its JSON is a comment (``// ...``), else
-    ``None`` (the file's own error says what is wrong)."""
-    from tablesight.rules.errors import InputError, read_text
-
-    try:
-        text = read_text(path, "a scenario (a JSON file)")
-        json.loads(text)
-    except json.JSONDecodeError as exc:
-        line = text.splitlines()[exc.lineno - 1] if exc.lineno <= len(text.splitlines()) else ""
-        start = line[exc.colno - 1 :].lstrip()
-        mark = next((m for m in COMMENT_STARTS if start.startswith(m)), None)
-        if mark is None:
-            return None
-        return (
-            f"{path}: line {exc.lineno}: a comment ({mark} ...): JSON has no comments; "
-            "take them all out (samples/scenarios/ has files that load as they are)"
-        )
-    except (InputError, ValueError, RecursionError):  # unreadable, a 5,000-digit number, ...
-        return None
-    return None
 
 
 @main.command()
