@@ -20,11 +20,11 @@ from tablesight.options import (
     FilePath,
     Host,
     OutputPath,
+    Source,
     broker_link,
     broker_options,
     broker_target,
     cannot_listen,
-    check_name,
     fail,
     login_of,
     publish_table,
@@ -184,7 +184,7 @@ def detect(
 
 
 @main.command(short_help="Check a set-up: what is wrong with the table as the camera sees it.")
-@click.argument("source")
+@click.argument("source", type=Source())
 @click.option("--table", "table_path", required=True, type=FilePath(path_type=Path))
 @click.option("--camera", "camera_path", required=True, type=FilePath(path_type=Path))
 @click.option("--roster", "roster_path", required=True, type=FilePath(path_type=Path))
@@ -211,8 +211,6 @@ def doctor(
     from tablesight.vision.doctor import diagnose, pictures
     from tablesight.vision.sources import SourceError
 
-    if "://" not in source:
-        check_name(source, "SOURCE")
     try:
         table, roster, terrain, camera = load_table_files(
             table_path, roster_path, terrain_path, camera_path
@@ -433,6 +431,7 @@ def calibrate_camera(views: tuple[Path, ...], board_path: Path, output: Path) ->
 @click.option(
     "--source",
     required=True,
+    type=Source(),
     help="Webcam index (0), video file, image folder or glob, or rtsp:// / http:// stream.",
 )
 @click.option("--game", help="The game's ruleset, e.g. necromunda.")
@@ -476,8 +475,6 @@ def run(
     from tablesight.webui.serve import referee_until_stopped
 
     target = broker_target(table_name, broker, options)
-    if "://" not in source:
-        check_name(source, "--source")
     try:
         setup = _setup(game, ruleset_path, table_path, roster_path, terrain_path, camera_path)
         opened = open_source(source)
@@ -566,11 +563,14 @@ def _key_controls(referee: Game) -> None:
 
 
 @main.command()
-@click.option("--source", help="Webcam index (0), video file, image folder or stream.")
+@click.option(
+    "--source", type=Source(), help="Webcam index (0), video file, image folder or stream."
+)
 @click.option(
     "--folder",
     default=".",
     show_default=True,
+    type=FilePath(),
     help="The files are written only here or in folders under it.",
 )
 @click.option(
@@ -590,9 +590,6 @@ def setup(source: str | None, folder: str, host: str, port: int, ruleset_path: P
     from tablesight.webui.serve import serve_until_interrupted
     from tablesight.webui.setup import setup_server
 
-    check_name(folder, "--folder")
-    if source is not None and "://" not in source:
-        check_name(source, "--source")
     try:
         game_file = GameFile.load(ruleset_path) if ruleset_path is not None else None
     except InputError as exc:

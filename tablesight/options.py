@@ -39,7 +39,7 @@ class FilePath(click.Path):
         from tablesight.rules.errors import shown
 
         text = os.fspath(value)
-        check_name(text, _label(param))
+        _check_name(text, _label(param))
         if not self.dir_okay and os.path.isdir(text):
             self.fail(f"{shown(text)}: is a folder, expected a file", param, ctx)
         return super().convert(value, param, ctx)
@@ -69,7 +69,19 @@ class OutputPath(FilePath):
         return path
 
 
-def check_name(text: str, label: str) -> None:
+class Source(click.ParamType):
+    """A camera's number, a video file, a folder or glob of pictures, or a stream's URL: a
+    file name the system cannot take is refused as :class:`FilePath` refuses one."""
+
+    name = "source"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if "://" not in value:
+            _check_name(value, _label(param))
+        return value
+
+
+def _check_name(text: str, label: str) -> None:
     """A name the system cannot take (too long, in all or in one part; a NUL in it) is
     refused in one line naming the option (``label``), before anything opens it."""
     from tablesight.rules.errors import name_too_long, shown
