@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -36,13 +37,19 @@ class FilePath(click.Path):
     cannot take (too long, in all or in one part), a folder where a file is asked for."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        found = _stat_name(os.fspath(value), _label(param))
+        if found is not None:
+            self.check(os.fspath(value), found.st_mode, param, ctx)
+        return super().convert(value, param, ctx)
+
+    def check(
+        self, text: str, mode: int, param: click.Parameter | None, ctx: click.Context | None
+    ) -> None:
+        """What is there by that name (its ``st_mode``) is what the parameter takes."""
         from tablesight.rules.errors import shown
 
-        text = os.fspath(value)
-        _check_name(text, _label(param))
-        if not self.dir_okay and os.path.isdir(text):
+        if not self.dir_okay and stat.S_ISDIR(mode):
             self.fail(f"{shown(text)}: is a folder, expected a file", param, ctx)
-        return super().convert(value, param, ctx)
 
     def fail(
         self, message: str, param: click.Parameter | None = None, ctx: click.Context | None = None
@@ -54,19 +61,14 @@ class OutputPath(FilePath):
     """A file the command writes: one that exists must be a regular file (a device, a pipe
     or a socket there is refused, never written into or replaced by the file)."""
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        import stat
-
+    def check(
+        self, text: str, mode: int, param: click.Parameter | None, ctx: click.Context | None
+    ) -> None:
         from tablesight.rules.errors import shown, special
 
-        path = super().convert(value, param, ctx)
-        try:
-            mode = os.stat(path).st_mode
-        except OSError:
-            return path  # not there yet (or not to be had: the command says why)
+        super().check(text, mode, param, ctx)
         if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
-            self.fail(f"{shown(path)}: is {special(mode)}, not a regular file to write", param, ctx)
-        return path
+            self.fail(f"{shown(text)}: is {special(mode)}, not a regular file to write", param, ctx)
 
 
 class Source(click.ParamType):
@@ -77,20 +79,22 @@ class Source(click.ParamType):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if "://" not in value:
-            _check_name(value, _label(param))
+            _stat_name(value, _label(param))
         return value
 
 
-def _check_name(text: str, label: str) -> None:
-    """A name the system cannot take (too long, in all or in one part; a NUL in it) is
-    refused in one line naming the option (``label``), before anything opens it."""
+def _stat_name(text: str, label: str) -> os.stat_result | None:
+    """What is there by the name ``text`` (``None``: nothing, or nothing to be had: the
+    command says why); a name the system cannot take (too long, in all or in one part; a
+    NUL in it) is refused in one line naming the option (``label``)."""
     from tablesight.rules.errors import name_too_long, shown
 
     try:
-        os.stat(text)
+        return os.stat(text)
     except OSError as exc:
         if exc.errno == errno.ENAMETOOLONG:
             fail(f"{label}: {shown(text)}: {name_too_long(text)}")
+        return None
     except ValueError:
         fail(f"{label}: {shown(text)}: not a file name (it holds a NUL character)")
 
