@@ -94,17 +94,41 @@ def test_a_port_another_program_holds_is_one_line_naming_a_free_one(
         # the first port after the two taken that is free now (as the command looked)
         free = next(p for p in range(port + 2, port + 100) if _bindable(p))
 
-    assert done.returncode == 2, done.stderr
-    assert "Traceback" not in done.stdout + done.stderr
-    lines = done.stderr.splitlines()
-    assert len(lines) == 1, done.stderr
     expected = (
         f"tablesight: --port: 127.0.0.1:{port} is taken (another program, or another "
         f"TableSight, listens there); give another, e.g. --port {free}"
     )
     if command == "demo":
         expected += f' (make demo ARGS="--port {free}")'
-    assert lines[0] == expected
+    assert _refused(done) == expected
+
+
+def _refused(done: subprocess.CompletedProcess[str]) -> str:
+    """The one line a refused command said, checked: exit status 2, no traceback."""
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+@pytest.mark.slow
+def test_run_on_a_taken_port_with_a_live_camera_ends_with_one_line_every_time(
+    tablesight: Callable[..., subprocess.CompletedProcess[str]],
+    sample_options: Callable[[str], list[str]],
+) -> None:
+    """The camera's thread, reading when the port is found taken, never aborts the exit."""
+    with mjpeg_camera(320, 240) as url, socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        for _ in range(10):
+            done = tablesight(
+                "run", "--source", url, *sample_options("necromunda"), "--port", str(port)
+            )
+            # the camera was open (its pictures read) when the port was found taken
+            assert done.stdout.startswith(f"refereeing Necromunda from {url}: 320x240"), done
+            assert _refused(done).startswith(f"tablesight: --port: 127.0.0.1:{port} is taken ")
 
 
 # -- the source said in words ------------------------------------------------------------
