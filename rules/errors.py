@@ -210,15 +210,26 @@ def shown(path: os.PathLike[str] | str) -> str:
 
 
 def name_too_long(path: os.PathLike[str] | str) -> str:
-    """What is too long in a name the system refused (``ENAMETOOLONG``)."""
+    """What is too long in a name the system refused (``ENAMETOOLONG``): the system counts
+    bytes (a letter such as é takes two), said as characters where they are the same."""
     text = os.fspath(path)
-    longest = max((len(p) for p in Path(text).parts), default=0)
-    if longest > NAME_MAX:
+    longest = max(Path(text).parts, key=_bytes, default="")
+    if _bytes(longest) > NAME_MAX:
         return (
-            f"file name too long: a part of it has {longest} characters, "
+            f"file name too long: a part of it has {_length(longest)}, "
             f"the system takes at most {NAME_MAX}"
         )
-    return f"file name too long: {len(text)} characters, the system takes at most {PATH_MAX - 1}"
+    return f"file name too long: {_length(text)}, the system takes at most {PATH_MAX - 1}"
+
+
+def _bytes(text: str) -> int:
+    return len(os.fsencode(text))
+
+
+def _length(text: str) -> str:
+    """``300 characters``, or ``400 bytes (200 characters)`` where the two differ."""
+    size = _bytes(text)
+    return f"{size} characters" if size == len(text) else f"{size} bytes ({len(text)} characters)"
 
 
 def os_refusal(
@@ -302,8 +313,8 @@ def read_bytes(
     check_regular(path, kind, limit, missing)
     try:
         fd = os.open(path, _OPEN_FLAGS)
-    except OSError as exc:
-        raise os_refusal(path, exc, kind) from None
+    except OSError as exc:  # gone, or swapped, since it was looked at
+        raise os_refusal(path, exc, kind, missing) from None
     try:
         _check_mode(path, os.fstat(fd), kind, limit)  # the same file the name named before?
         chunks: list[bytes] = []

@@ -266,6 +266,18 @@ def long_name_commands(name: str) -> dict[str, tuple[list[str | Path], str]]:
     }
 
 
+def test_a_name_too_long_in_bytes_says_its_bytes() -> None:
+    """The system counts a name's bytes: 200 letters é are 400, too long for one part."""
+    from tablesight.rules.errors import read_toml
+
+    with pytest.raises(InputError) as caught:
+        read_toml(Path("é" * 200))
+    assert str(caught.value).endswith(
+        ": file name too long: a part of it has 400 bytes (200 characters), the system takes "
+        "at most 255"
+    )
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("command", list(long_name_commands("x")))
 @pytest.mark.parametrize(
