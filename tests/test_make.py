@@ -20,15 +20,18 @@ MAKE = shutil.which("make")
 pytestmark = pytest.mark.skipif(MAKE is None, reason="make is not installed")
 
 HEAD = "make test: about 12-15 minutes on two cores (make test-fast: under a minute)"
-#: Each program (or folder) ``make test`` looks for, and what is said when it is missing.
-SAID = {
-    "chromium": "chromium (the browser tests skip)",
-    "mosquitto": "mosquitto (the broker tests fail)",
-    "ffmpeg": "ffmpeg (the network camera tests skip)",
-    "poppler": "poppler-utils (the printed-marker tests skip)",
+#: Each need ``make test`` looks for: what is said when it is missing, its Debian package
+#: and the programs it is found by.
+NEEDS = {
+    "chromium": ("chromium (the browser tests skip)", "chromium", ["chromium"]),
+    "mosquitto": ("mosquitto (the broker tests fail)", "mosquitto", ["mosquitto"]),
+    "ffmpeg": ("ffmpeg (the network camera tests skip)", "ffmpeg", ["ffmpeg"]),
+    "poppler": (
+        "poppler-utils (the printed-marker tests skip)",
+        "poppler-utils",
+        ["pdftoppm", "pdftotext", "pdfinfo"],
+    ),
 }
-PACKAGE = {"chromium": "chromium", "mosquitto": "mosquitto", "ffmpeg": "ffmpeg"}
-PACKAGE["poppler"] = "poppler-utils"
 
 
 def _needs(tmp_path: Path, present: set[str], shared: bool) -> str:
@@ -36,14 +39,8 @@ def _needs(tmp_path: Path, present: set[str], shared: bool) -> str:
     program that does nothing, on a PATH of its own) and ``../shared`` is there or not."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    programs = {
-        "chromium": ["chromium"],
-        "mosquitto": ["mosquitto"],
-        "ffmpeg": ["ffmpeg"],
-        "poppler": ["pdftoppm", "pdftotext", "pdfinfo"],
-    }
     for name in present:
-        for program in programs[name]:
+        for program in NEEDS[name][2]:
             path = bin_dir / program
             path.write_text("#!/bin/sh\nexit 0\n")
             path.chmod(0o755)
@@ -64,7 +61,7 @@ def _needs(tmp_path: Path, present: set[str], shared: bool) -> str:
 
 
 def test_make_test_says_how_long_and_that_all_it_needs_is_here(tmp_path: Path) -> None:
-    said = _needs(tmp_path, set(SAID), shared=True)
+    said = _needs(tmp_path, set(NEEDS), shared=True)
     shared = tmp_path / "shared"
     assert said == (
         f"{HEAD}; Chromium, Mosquitto, FFmpeg, poppler-utils and {shared} are all here.\n"
@@ -82,17 +79,17 @@ def test_make_test_names_everything_missing_and_how_to_install_it(tmp_path: Path
     )
 
 
-@pytest.mark.parametrize("missing", sorted(SAID))
+@pytest.mark.parametrize("missing", sorted(NEEDS))
 def test_make_test_names_the_one_program_missing(tmp_path: Path, missing: str) -> None:
-    said = _needs(tmp_path, set(SAID) - {missing}, shared=True)
+    said = _needs(tmp_path, set(NEEDS) - {missing}, shared=True)
     assert said == (
-        f"{HEAD}. Missing: {SAID[missing]}; install with: sudo apt-get install "
-        f"{PACKAGE[missing]}.\n"
+        f"{HEAD}. Missing: {NEEDS[missing][0]}; install with: sudo apt-get install "
+        f"{NEEDS[missing][1]}.\n"
     )
 
 
 def test_the_shared_photos_missing_name_no_package(tmp_path: Path) -> None:
-    said = _needs(tmp_path, set(SAID), shared=False)
+    said = _needs(tmp_path, set(NEEDS), shared=False)
     assert said == f"{HEAD}. Missing: {tmp_path / 'shared'} (the real-photo tests skip).\n"
 
 
