@@ -35,10 +35,10 @@
     if (document.activeElement !== $("target")) fill($("target"), ids, true, "none");
     TS.drawViews(overlay, map, state, { ...opts, selected, measured });
     if (!state.camera) overlay._posed = null;
+    follow();  // the bases where the newest poses have them, and the labels placed round them
     lost = TS.cameraLost($("camera-lost"), state);
     showConnection();
     notePicture();
-    follow();
     // the card's distances follow the table, once a second at most
     if (selected && state.live.version !== version && performance.now() - carded > 1000) {
       version = state.live.version;

@@ -322,6 +322,7 @@ const TS = (() => {
     const L = layers(svg);
     if (!state || !map) {
       for (const g of Object.values(L)) sync(g, []);
+      forget(svg);
       return;
     }
     const colours = sideColours(state.session.sides);
@@ -421,13 +422,17 @@ const TS = (() => {
       }
       labels.push(...names);
     }
+    // placed once the newest poses have moved the bases (the page's ``move`` right after
+    // this), or at the end of this task where no poses follow (the replay)
     const kept = svg._labelling ? svg._labelling.kept : new Map();
-    svg._labelling = { labels, outlines, badges, moved: new Map(), px, k, kept,
-                       bounds: opts.bounds || [-Infinity, -Infinity, Infinity, Infinity] };
-    layout(svg);
+    forget(svg);
+    const S = svg._labelling = { labels, outlines, badges, moved: new Map(), px, k, kept,
+                                 bounds: opts.bounds || [-Infinity, -Infinity, Infinity, Infinity],
+                                 due: true, placed: -Infinity, at: new Map(), follow: new Map(), timer: null };
+    queueMicrotask(() => { if (svg._labelling === S && S.due) layout(svg); });
 
     // what each model's light message moves: its shapes, turned, and its marker, shifted
-    // (see ``move``); its labels are placed again round where it stands now
+    // (see ``move``); its labels with it, and placed anew as it moves (see ``relabel``)
     const keyed = (g) => new Map([...g.children].map((n) => [n.getAttribute("data-key"), n]));
     const [B, R, M, Z] = [L.bases, L.rings, L.marks, L.zones].map(keyed);
     const posed = new Map();
@@ -446,6 +451,10 @@ const TS = (() => {
   function layout(svg) {
     const S = svg._labelling;
     if (!S) return;
+    clearTimeout(S.timer);
+    S.timer = null;
+    S.due = false;
+    S.placed = performance.now();
     const L = layers(svg);
     const { k, px } = S;
     const where = new Map(), obstacles = [];
@@ -497,6 +506,38 @@ const TS = (() => {
     sync(L.leaders, leaders);
     sync(L.labels, texts);
     svg.dataset.unplaced = String(unplaced);
+    // where each base stood for this placement (its centre and a point of its edge), and
+    // what moves with it until the next: its labels' texts and leaders
+    S.at = new Map([...where].map(([id, w]) => [id, [w.centre, w.pts[0]]]));
+    S.follow = new Map();
+    const nodes = new Map([...L.labels.children, ...L.leaders.children].map((n) => [n, n.getAttribute("data-key")]));
+    const owners = new Map(S.labels.map((lab) => [lab.key, lab.owner]));
+    for (const [node, key] of nodes) {
+      const owner = owners.get(key);
+      if (!owner) continue;
+      if (!S.follow.has(owner)) S.follow.set(owner, []);
+      S.follow.get(owner).push(node);
+    }
+  }
+
+  // Labels are placed anew (``layout``, which looks at every label against every base and
+  // label) only when a base has moved from where their placement had it by more than
+  // ``STILL_PX`` (a camera's noise moves none), and then at most every ``PLACE_MS``: the
+  // first move at once, and the last one's placement when it is due. Meanwhile each
+  // label is moved with its base, so a frame's poses cost a transform each, not a layout.
+  const PLACE_MS = 200, STILL_PX = 0.5;
+  function relabel(svg) {
+    const S = svg._labelling;
+    if (S.timer) return;
+    const wait = S.due ? 0 : S.placed + PLACE_MS - performance.now();
+    if (wait <= 0) layout(svg);
+    else S.timer = setTimeout(() => { if (svg._labelling === S) layout(svg); }, wait);
+  }
+
+  // A drawing's labelling dropped (its placement due, if any, with it).
+  function forget(svg) {
+    if (svg._labelling) clearTimeout(svg._labelling.timer);
+    svg._labelling = null;
   }
 
   // Moves the shapes drawn from the last full state to the models' newest poses (``poses``:
@@ -510,7 +551,7 @@ const TS = (() => {
       const [qx, qy] = P.map(x + 0.5 * Math.cos(a), y + 0.5 * Math.sin(a));
       return [px, py, (Math.atan2(qy - py, qx - px) * 180) / Math.PI];
     };
-    let relabel = false;
+    let stale = false;  // a base away from where its labels were placed
     for (const [id, m] of P.models) {
       const now = poses.get(id);
       if (!now) continue;
@@ -527,21 +568,29 @@ const TS = (() => {
         const shifted = still ? "" : `translate(${dx.toFixed(2)} ${dy.toFixed(2)})`;
         for (const node of m.turned) transform(node, turned);
         for (const node of m.shifted) transform(node, shifted);
-        // the same for the outline and the badge that the labels keep off
+        // the same for the outline and the badge that the labels keep off; its labels
+        // go with it from where they were placed, placed anew once it is away from there
         const S = svg._labelling;
-        if (S) {
+        const o = S && S.outlines.get(id);
+        if (o) {
+          const a = (da * Math.PI) / 180, c = Math.cos(a), s = Math.sin(a);
+          const f = ([u, v]) => [x1 + c * (u - x0) - s * (v - y0), y1 + s * (u - x0) + c * (v - y0)];
           if (!turned) S.moved.delete(id);
-          else {
-            const a = (da * Math.PI) / 180, c = Math.cos(a), s = Math.sin(a);
-            S.moved.set(id, { turn: ([u, v]) => [x1 + c * (u - x0) - s * (v - y0), y1 + s * (u - x0) + c * (v - y0)],
-                              shift: still ? [0, 0] : [dx, dy] });
+          else S.moved.set(id, { turn: f, shift: still ? [0, 0] : [dx, dy] });
+          const was = S.at.get(id);
+          if (was) {
+            const [centre, edge] = [f(o.centre), f(o.pts[0])];
+            const ex = centre[0] - was[0][0], ey = centre[1] - was[0][1];
+            const along = Math.abs(ex) < 0.05 && Math.abs(ey) < 0.05 ? "" : `translate(${ex.toFixed(2)} ${ey.toFixed(2)})`;
+            for (const node of S.follow.get(id) || []) transform(node, along);
+            const away = Math.max(Math.hypot(ex, ey), Math.hypot(edge[0] - was[1][0], edge[1] - was[1][1]));
+            if (away > STILL_PX * S.k) stale = true;
           }
-          relabel = true;
         }
       }
       if (m.turned[0] && track !== m.track) m.turned[0].classList.toggle("hidden", track === "hidden");
     }
-    if (relabel) layout(svg);
+    if (svg._labelling && (stale || svg._labelling.due)) relabel(svg);
   }
 
   function transform(node, moved) {
