@@ -155,10 +155,11 @@ def differing(folder: Path, texts: Mapping[str, str]) -> list[str]:
         path, data = folder / name, text.encode("utf-8")
         try:
             found = path.lstat()  # a link is not the file it points to
+        except OSError:  # none there (or none to be seen, as os.path.lexists says)
+            continue
+        try:
             same = stat.S_ISREG(found.st_mode) and found.st_size == len(data)
             same = same and path.read_bytes() == data
-        except FileNotFoundError:
-            continue
         except OSError:
             same = False
         if not same:
