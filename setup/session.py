@@ -677,8 +677,8 @@ class TableSetup:
         if not self._writing.acquire(blocking=False):
             raise SetupConflict(
                 "start",
-                "the files are being written and the game started by another request: see "
-                "the game started in the state's run once it is done",
+                "a game is being started already (by another click or page): it is shown "
+                "here once it is up",
             )
         try:
             return self._write(folder.strip(), start, replace)

@@ -773,9 +773,24 @@
     };
   }
 
+  // The button held while it works (starting a game takes seconds), so that a second click
+  // is not taken for a second start.
+  $("write").onclick = async () => {
+    const button = $("write");
+    const label = button.textContent;
+    button.disabled = true;
+    button.textContent = "Writing and starting...";
+    try {
+      await writeAndStart();
+    } finally {
+      button.disabled = false;
+      button.textContent = label;
+    }
+  };
+
   // Written and started; files already in the folder are replaced only once the user says
   // so (the server keeps each old one beside its new one).
-  $("write").onclick = () => {
+  function writeAndStart() {
     const body = { folder: $("folder").value.trim(), start: true };
     const replace = async (err) => {
       if (err.status !== 409 || err.field !== "replace") return false;
@@ -787,7 +802,7 @@
       return true;
     };
     return send($("step-start"), "/api/setup/write", body, (f) => f, replace);
-  };
+  }
 
   // -- the page --------------------------------------------------------------------------
 
