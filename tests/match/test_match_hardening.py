@@ -174,8 +174,10 @@ def test_a_full_disk_stops_the_record_once_and_what_was_written_stays_valid(
         "print(json.dumps(ns['drive'](Path(sys.argv[2]), 'full')))\n"
     )
     disk = tmp_path / "disk"
+    # 8 MiB: the video fills it in about 70 frames (110 KB each), so that at least one of the
+    # match file's commits (every 0.25 s) lands first however fast the clip is read
     result = in_mount_namespace(
-        tmp_path, "size=4m", [sys.executable, "-c", code, __file__, str(disk)]
+        tmp_path, "size=8m", [sys.executable, "-c", code, __file__, str(disk)]
     )
     assert result.returncode == 0, result.stderr[-3000:]
     got = json.loads(result.stdout.strip().splitlines()[-1])
