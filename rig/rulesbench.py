@@ -1,10 +1,12 @@
 """How fast the referee judges moves on a crowded table: figures for ``tablesight bench``.
 
 The table is 60 x 44 in with 40 terrain pieces (walls and buildings, some difficult
-ground) and 100 models in units of five. Three timings:
+ground) and 100 models in units of five. Four timings:
 
 * a clear move: one model moves straight into open ground;
 * a detour: one model's straight line is blocked by terrain or models;
+* across levels: the same detours with every wall a climbable piece 1-5 in high, so a
+  route may go round or over any number of them;
 * the whole table: all 100 models moved at once.
 
 For the square-grid game (``run_grid``): a 60 x 40 square deck with 30 characters.
@@ -187,6 +189,21 @@ def run(seed: int = 7, repeats: int = 3) -> list[Timing]:
 
     clear_base, clear_times = paired(clear)
     detour_base, detour_times = paired(detour)
+    # The same detours with every wall a climbable piece 1-5 in high: each route may go
+    # round or climb over any number of them (``one`` judges on ``scene`` as it is now).
+    heights = random.Random(seed)
+    scene = replace(
+        scene,
+        terrain=tuple(
+            replace(
+                t, height_in=heights.choice([1.0, 2.0, 3.0, 5.0]), keywords=frozenset({"climbable"})
+            )
+            if t.has("impassable")
+            else t
+            for t in scene.terrain
+        ),
+    )
+    levels_base, levels_times = paired(detour)
     whole, whole_base = [], []
     for _ in range(repeats):
         whole_base.append(sum(_time(baseline(m)) for m in by_id.values()))
@@ -195,6 +212,7 @@ def run(seed: int = 7, repeats: int = 3) -> list[Timing]:
         Timing.of("baseline: distances to all models", clear_base),
         Timing.of(f"clear move ({len(clear)} models)", clear_times, 2.0, clear_base),
         Timing.of(f"detour ({len(detour)} models)", detour_times, 20.0, detour_base),
+        Timing.of(f"across levels ({len(detour)} models)", levels_times, 20.0, levels_base),
         Timing.of(f"all {len(by_id)} moved at once", whole, 300.0, whole_base),
     ]
     return results

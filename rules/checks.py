@@ -25,10 +25,10 @@ from shapely.geometry import LineString, Point
 from shapely.ops import substring
 
 from tablesight.rules.coherency import coherency
-from tablesight.rules.field import climb_cost, on_top_of
+from tablesight.rules.field import on_top_of
 from tablesight.rules.geometry import depth_inside
 from tablesight.rules.measure import Measure, Move
-from tablesight.rules.movement import search_cap_in, step_in_climb
+from tablesight.rules.movement import search_cap_in, step_in_climb, step_slack_in
 from tablesight.rules.pathing import Path
 from tablesight.rules.ruleset import ActionRules
 from tablesight.rules.scene import Model
@@ -342,7 +342,6 @@ def _friends_passed(
     """The friends of a legal move whose zone every route within its allowance enters,
     each with the shortest route that keeps clear of it (None when there is none)."""
     mover = move.mover
-    climb = climb_cost(mover.pose.z - mover.start.z, m.rules, mover)
     limit = move.allowance + m.tol + FLOAT_EPS_IN
     if not friends or move.used is None or move.used > limit or len(move.route) < 2:
         return []
@@ -355,20 +354,20 @@ def _friends_passed(
     legs = np.hypot(*(xy - mover.start.xy).T) + np.hypot(*(xy - mover.pose.xy).T)
     kept = m.kept_out(mover, move.action)
     passed: list[tuple[Model, float | None]] = []
-    for k in np.flatnonzero(legs - 2.0 * reach <= limit - climb):
+    for k in np.flatnonzero(legs - 2.0 * reach <= limit + step_slack_in(m, mover)):
         other = friends[k]
         if m.distance(mover, other, at_start=True) < zone_in - m.tol:
             continue  # it started in that zone: leaving it is no ramming
         if not route.intersects(other.base.inflated(other.pose, grow_in, "inner")):
             continue  # the measured route itself keeps clear
-        bound = search_cap_in(move.allowance) - climb + 2.0 * mover.base.radius_in
+        bound = search_cap_in(move.allowance) + step_slack_in(m, mover)
         clear, _ = m.path(mover, kept | {other.id}, bound)
         if clear is None:
             passed.append((other, None))
             continue
-        clear_climb = climb - step_in_climb(m, mover, clear, climb)
-        if clear.lower_in + clear_climb > limit:
-            passed.append((other, clear.length_in + clear_climb))
+        step = step_in_climb(m, mover, clear)
+        if clear.lower_in - step > limit:
+            passed.append((other, clear.length_in - step))
     return passed
 
 
@@ -560,7 +559,7 @@ def _toward(m: Measure, mover: Model, target: Model, out: Findings) -> None:
 def _shortest_route(m: Measure, mover: Model, target: Model, out: Findings) -> None:
     """A charge that ended in base contact with its target by a way longer, by more than
     the tolerance, than the shortest route to base contact: its shortest legal path from
-    start to end (zones open to it, climbing not counted) against that route."""
+    start to end (zones open to it, climbs counted alike) against that route."""
     if not m.in_contact(mover, target):
         return
     shortest = m.to_contact(mover, target, at_start=True)

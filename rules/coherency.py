@@ -133,7 +133,7 @@ def _unit_links(m: Measure, members: list[Model]) -> tuple[list[list[float]], li
     linked = [[False] * n for _ in range(n)]
     for i in range(n):
         for j in range(i + 1, n):
-            d = m.distance(members[i], members[j])
+            d = m.distance(members[i], members[j], in_plan=True)
             gap[i][j] = gap[j][i] = d
             ok = in_coherency(d, rise_between(members[i], members[j]), rules, m.tol)
             linked[i][j] = linked[j][i] = ok

@@ -4,8 +4,9 @@ For a mover whose base turns within a disc of radius ``r``:
 
 * a base it may not pass through is an obstacle grown by ``r``;
 * a zone it may not enter is the zone's model grown by ``zone + r``;
-* impassable terrain is grown by ``r``; climbable terrain is an obstacle unless the
-  move starts or ends on top of it;
+* impassable terrain is grown by ``r``;
+* climbable terrain is a raised level: its sides block as impassable terrain does, and a
+  route may climb onto it, across it and down again at the cost ``climb_cost`` says;
 * difficult and dangerous terrain and gaps are regions where each inch costs more.
 
 A mover already touching a base, or already inside a zone, at its start (or end) may
@@ -16,16 +17,19 @@ ellipse, so a clear move on a crowded table costs next to nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import shapely
-from shapely.geometry import LineString, Point, Polygon
+from shapely.geometry import LineString, MultiPolygon, Point, Polygon
+from shapely.geometry.base import BaseGeometry
 
 from tablesight.rules.geometry import CIRCLE_SEGMENTS, Pose, centre_to_base, outer_scale
-from tablesight.rules.pathing import XY, Obstacle, Region, in_ellipse
+from tablesight.rules.levels import XY, Level
+from tablesight.rules.pathing import Nearby, Obstacle, Region, in_ellipse
 from tablesight.rules.ruleset import Ruleset
 from tablesight.rules.scene import Model, Scene, Terrain
 
@@ -81,6 +85,11 @@ class MoveField:
         self._radii = np.zeros(0)
         self.regions: list[Region] = []
         self._region_circles: list[tuple[XY, float]] = []
+        self.levels: list[Level] = []
+        self._heights_area: dict[tuple[float, float], BaseGeometry | None] = {}
+        self.tol_in = scene.tolerance_in
+        self._level_circles: list[tuple[XY, float]] = []
+        self.ruleset = ruleset
         zone_in = ruleset.zone.range_in if ruleset.zone else 0.0
         friendly_pass = ruleset.movement.pass_through == "friendly"
         others, grows = [], []
@@ -102,6 +111,8 @@ class MoveField:
         )
         for i, piece in enumerate(scene.terrain):
             self._add_terrain(i, piece, ruleset, scene)
+        if self.levels:
+            self._zones_in_height(scene, zone_in - scene.tolerance_in)
         if not ruleset.movement.may_leave_table:
             self._add_table_edges(scene.table.width_in, scene.table.depth_in)
 
@@ -125,12 +136,9 @@ class MoveField:
             self._items.append(_model_item(others[k], float(grow_in[k]), float(radius[k])))
 
     def _add_terrain(self, i: int, piece: Terrain, ruleset: Ruleset, scene: Scene) -> None:
-        mover, tolerance_in = self.mover, scene.tolerance_in
-        if piece.has("impassable") or (
-            piece.has("climbable")
-            and not on_top_of(piece, mover.start, tolerance_in)
-            and not on_top_of(piece, mover.pose, tolerance_in)
-        ):
+        if piece.has("climbable") and not piece.has("impassable"):
+            self._add_level(i, piece, scene)
+        elif piece.has("impassable"):
             reach = float(self._terrain_reach[i])
             if reach <= 0.0:
                 return  # standing on or in it: judged as an overlap, not a path
@@ -146,6 +154,76 @@ class MoveField:
         if weight != 1.0:
             self.regions.append(Region(piece.id, piece.polygon, weight))
             self._region_circles.append(scene.terrain_circles[i])
+
+    def _add_level(self, i: int, piece: Terrain, scene: Scene) -> None:
+        """A climbable piece as a level. A start or end inside its footprint but not on its
+        top is judged as an overlap, and the piece is then left out of the route; a start
+        or end below it whose base already touches its side may leave or arrive as it
+        stands (the side blocks only as far as leaves it clear)."""
+        side = self.r_in
+        for pose in (self.mover.start, self.mover.pose):
+            if on_top_of(piece, pose, scene.tolerance_in):
+                continue
+            if piece.polygon.contains(Point(pose.xy)):
+                return
+            side = min(side, float(piece.polygon.distance(Point(pose.xy))) - CONTACT_EPS_IN)
+        self.levels.append(Level(piece.id, piece.polygon, piece.height_in, max(side, 0.0)))
+        self._level_circles.append(scene.terrain_circles[i])
+        weight = region_weight(piece, self.ruleset, self.difficult)
+        if weight != 1.0:
+            self.regions.append(Region(piece.id, piece.polygon, weight))
+            self._region_circles.append(scene.terrain_circles[i])
+
+    def _zones_in_height(self, scene: Scene, range_in: float) -> None:
+        """Each zone of a model standing above the table by its range or more kept out of
+        only where the route stands within that range in height of it: a model on a 7"
+        roof has no zone on the ground below. (Cut when a search first needs the zone.) A
+        zone on the ground stays whole over the tops of the pieces beside it: a route over
+        a crate's top beside an enemy keeps clear of the enemy's zone there, as it does on
+        the ground, which costs no legal move a flag and keeps the search quick."""
+        for k, item in enumerate(self._items):
+            z_in = scene.model(item.id).pose.z if item.kind == "zone" else 0.0
+            if abs(z_in) >= range_in:
+                build = self._in_height(item, z_in, range_in)
+                self._items[k] = dataclasses.replace(item, build=build)
+
+    def _in_height(self, item: _Lazy, z_in: float, range_in: float) -> Callable[[], Obstacle]:
+        def build() -> Obstacle:
+            area = self._within_height(z_in, range_in)
+            # (a polygon just around the zone's bounding circle: one wholly inside the area
+            # needs no cutting)
+            r = item.radius_in / math.cos(math.pi / 16)
+            if area is None or area.contains(Point(item.center).buffer(r, quad_segs=4)):
+                return item.build()
+            return _clipped(item.build, area)()
+
+        return build
+
+    def _within_height(self, z_in: float, range_in: float) -> BaseGeometry | None:
+        """Where (in plan) the route stands within ``range_in`` of height ``z_in``: None
+        for everywhere (worked out once per height)."""
+        key = (z_in, range_in)
+        if key not in self._heights_area:
+            self._heights_area[key] = self._area_within(z_in, range_in)
+        return self._heights_area[key]
+
+    def _area_within(self, z_in: float, range_in: float) -> BaseGeometry | None:
+        heights = [0.0, *(v.height_in for v in self.levels)]
+        if all(abs(h - z_in) < range_in for h in heights):
+            return None
+        parts = []
+        if abs(z_in) < range_in:  # the table, where no level stands
+            raised = shapely.union_all([v.polygon for v in self.levels])
+            parts.append(shapely.box(-1e4, -1e4, 1e4, 1e4).difference(raised))
+        for v in self.levels:
+            if abs(v.height_in - z_in) < range_in:
+                higher = [w.polygon for w in self.levels if w.height_in > v.height_in]
+                parts.append(v.polygon.difference(shapely.union_all(higher)))
+        return shapely.union_all(parts) if parts else Polygon()
+
+    def climb(self, rise_in: float) -> float:
+        """What a change of level by ``rise_in`` costs this mover."""
+        return climb_cost(rise_in, self.ruleset, self.mover)
 
     def _add_table_edges(self, width_in: float, depth_in: float) -> None:
         """The base may not cross the table edge on the way: four walls outside the table."""
@@ -181,10 +259,8 @@ class MoveField:
         parts = getattr(free, "geoms", [free])
         return any(p.covers(start) and p.covers(end) for p in parts)
 
-    def near(
-        self, start: XY, end: XY, bound_in: float
-    ) -> tuple[list[Obstacle], list[Region], bool]:
-        """Obstacles and regions that a path of at most ``bound_in`` could touch."""
+    def near(self, start: XY, end: XY, bound_in: float) -> Nearby:
+        """Obstacles, regions and levels that a path of at most ``bound_in`` could touch."""
         if len(self._centres) != len(self._items):
             self._centres = np.asarray([item.center for item in self._items], dtype=float)
             self._radii = np.asarray([item.radius_in for item in self._items], dtype=float)
@@ -202,7 +278,25 @@ class MoveField:
                 regions.append(region)
             else:
                 complete = False
-        return kept, regions, complete
+        levels = []
+        for level, (centre, radius) in zip(self.levels, self._level_circles, strict=True):
+            if in_ellipse(start, end, centre, radius + level.side_in, bound_in):
+                levels.append(level)
+            else:
+                complete = False
+        return Nearby(kept, regions, complete, levels, self.climb, *self._ends_z())
+
+    def _ends_z(self) -> tuple[float | None, float | None]:
+        """The heights the mover starts and ends at, where they are not (within the
+        tolerance) those of the levels under its centre."""
+        out: list[float | None] = []
+        for pose in (self.mover.start, self.mover.pose):
+            under = max(
+                (v.height_in for v in self.levels if v.polygon.covers(Point(pose.xy))),
+                default=0.0,
+            )
+            out.append(None if abs(pose.z - under) <= max(self.tol_in, 1e-9) else pose.z)
+        return out[0], out[1]
 
     def zones_near(self, line: LineString) -> dict[str, Polygon]:
         """Inner polygons of the zone obstacles that may touch ``line``, by model id."""
@@ -223,12 +317,10 @@ class CutBack:
         self.field = field
         self.goal = goal
 
-    def near(
-        self, start: XY, end: XY, bound_in: float
-    ) -> tuple[list[Obstacle], list[Region], bool]:
-        kept, regions, complete = self.field.near(start, end, bound_in)
+    def near(self, start: XY, end: XY, bound_in: float) -> Nearby:
+        nearby = self.field.near(start, end, bound_in)
         out = []
-        for obstacle in kept:
+        for obstacle in nearby.obstacles:
             shape = _shape(obstacle)
             if not shape.intersects(self.goal):
                 out.append(obstacle)
@@ -237,7 +329,7 @@ class CutBack:
             for part in getattr(rest, "geoms", [rest]):
                 if isinstance(part, Polygon) and part.area > 1e-12:
                     out.append(Obstacle(obstacle.id, part, 0.0, obstacle.kind))
-        return out, regions, complete
+        return dataclasses.replace(nearby, obstacles=out)
 
 
 def _to_core(model: Model, xy: XY) -> float:
@@ -267,6 +359,25 @@ def _reach(model: Model) -> float:
     stands a little proud of its curve."""
     reach = model.base.reach_in
     return reach * outer_scale(CIRCLE_SEGMENTS) if model.base.shape == "oval" else reach
+
+
+def _clipped(build: Callable[[], Obstacle], area: BaseGeometry) -> Callable[[], Obstacle]:
+    """An obstacle cut down to ``area``: its outline drawn inside its curve (64 sides to a
+    circle: within 0.002 in of it for a 1.5 in zone), then cut. Where nothing is left it
+    blocks nothing (a point far off)."""
+
+    def clip() -> Obstacle:
+        whole = build()
+        core = whole.core_for(lower=True)
+        cut = core.buffer(whole.radius_in, quad_segs=16).intersection(area)
+        parts = [g for g in getattr(cut, "geoms", [cut]) if isinstance(g, Polygon) and g.area > 0]
+        if not parts:
+            return Obstacle(whole.id, Point(1e5, 1e5), 0.0, whole.kind)
+        return Obstacle(
+            whole.id, parts[0] if len(parts) == 1 else MultiPolygon(parts), 0.0, whole.kind
+        )
+
+    return clip
 
 
 def _const(obstacle: Obstacle) -> Callable[[], Obstacle]:

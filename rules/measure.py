@@ -39,6 +39,11 @@ class Move:
     used: float | None = None
 
 
+#: Two heights closer than this are one level (a camera's heights scatter by less): their
+#: bases are measured in plan.
+SAME_LEVEL_IN = 0.5
+
+
 class Measure:
     """Distances, zones and routes on one scene under one ruleset, in inches."""
 
@@ -80,9 +85,18 @@ class Measure:
     # -- distances ---------------------------------------------------------------------------
 
     def distance(
-        self, a: Model, b: Model, at_start: bool = False, within: float = math.inf
+        self,
+        a: Model,
+        b: Model,
+        at_start: bool = False,
+        within: float = math.inf,
+        in_plan: bool = False,
     ) -> float:
-        """Edge-to-edge distance between two models as they stand (or stood at ``a``'s start).
+        """Edge-to-edge distance between two models as they stand (or stood at ``a``'s start),
+        as a tape measures it: bases on different levels (heights at least
+        ``SAME_LEVEL_IN`` apart) are as far apart as the straight line between their
+        nearest edges, so a model on a 7" roof is 7" from one at the wall's foot below it
+        and its base overlaps nothing down there. ``in_plan``: the distance seen from above.
 
         When the bases are certainly further apart than ``within``, a cheaper lower bound
         (still above ``within``) is returned instead.
@@ -92,7 +106,11 @@ class Measure:
         bound = gap_lower_bound(a.base, pose_a, b.base, pose_b)
         if bound > within:
             return bound
-        return edge_distance(a.base, pose_a, b.base, pose_b)
+        gap = edge_distance(a.base, pose_a, b.base, pose_b)
+        rise = abs(pose_a.z - pose_b.z)
+        if in_plan or rise < SAME_LEVEL_IN:
+            return gap
+        return math.hypot(max(gap, 0.0), rise)
 
     def nearby(self, mover: Model, within: float) -> list[Model]:
         """The other models that may stand within ``within`` of ``mover`` (edge to edge).
@@ -236,7 +254,7 @@ class Measure:
     def to_contact(self, mover: Model, target: Model, at_start: bool = False) -> float | None:
         """How far ``mover`` stood from base contact with ``target`` by the shortest legal
         way, where it ended (or where it started): the cost in inches (terrain counted as
-        a move counts it, climbing not) of the shortest route for its centre to where its
+        a move counts it, climbs too) of the shortest route for its centre to where its
         base would first touch the target's as it stands. No zone is kept out of (a charge
         that makes contact may enter them), the target is not in the way, every other
         obstacle is. In open ground it is the edge-to-edge gap. 0 within the tolerance of

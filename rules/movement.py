@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import shapely
 from shapely.geometry import Point
 
-from tablesight.rules.field import MoveField, climb_cost, on_top_of
+from tablesight.rules.field import MoveField
 from tablesight.rules.measure import Measure, Move
 from tablesight.rules.pathing import Path
 from tablesight.rules.scene import Model
@@ -24,59 +24,62 @@ from tablesight.rules.verdict import FLOAT_EPS_IN, Findings, MoveReport, RuleNam
 @dataclass(frozen=True)
 class Route:
     """The shortest legal route of a move as measured: the path keeping out of the zones
-    of ``zone_ids`` (None when none is within ``cap_in``), the field it was found in, and
-    the climb added to it, in inches."""
+    of ``zone_ids`` (None when none is within ``cap_in``), its climbs' costs included, the
+    field it was found in, and the travel its climbs already cover (``step_in``)."""
 
     path: Path | None
     field: MoveField
     zone_ids: frozenset[str]
-    climb_in: float
+    step_in: float
     cap_in: float
     limit_in: float
 
     @property
     def length_in(self) -> float | None:
-        """The route's length with the climb, or None when there is none."""
-        return None if self.path is None else self.path.length_in + self.climb_in
+        """The route's length with its climbs, or None when there is none."""
+        return None if self.path is None else self.path.length_in - self.step_in
 
     @property
     def lower_in(self) -> float | None:
-        """The least the route's length with the climb may be, or None when there is none."""
-        return None if self.path is None else self.path.lower_in + self.climb_in
+        """The least the route's length with its climbs may be, or None when there is none."""
+        return None if self.path is None else self.path.lower_in - self.step_in
 
 
 def legal_route(m: Measure, move: Move) -> Route:
     """The shortest route from start to end that keeps out of the zones the action does
-    not exempt, with the climb's cost, searched up to three times the allowance."""
+    not exempt, with its climbs' costs, searched up to three times the allowance."""
     mover, allowance = move.mover, move.allowance
-    climb = climb_cost(mover.pose.z - mover.start.z, m.rules, mover)
     zone_ids = m.kept_out(mover, move.action)
     cap = search_cap_in(allowance)
-    path, field_ = m.path(mover, zone_ids, cap - climb + 2.0 * mover.base.radius_in)
-    climb -= step_in_climb(m, mover, path, climb)
-    return Route(path, field_, zone_ids, climb, cap, allowance + m.tol + FLOAT_EPS_IN)
+    path, field_ = m.path(mover, zone_ids, cap + step_slack_in(m, mover))
+    step = step_in_climb(m, mover, path)
+    return Route(path, field_, zone_ids, step, cap, allowance + m.tol + FLOAT_EPS_IN)
 
 
-def step_in_climb(m: Measure, mover: Model, path: Path | None, climb_in: float) -> float:
-    """The part of ``path`` a climb costing ``climb_in`` already covers, where the game says
-    so: the horizontal travel while the base straddles the edge of the piece climbed onto
-    (or down from), its centre within its radius of that edge, up to the base's depth.
+def step_slack_in(m: Measure, mover: Model) -> float:
+    """How much longer than its length a path may be searched for, for the travel its
+    climbs cover (the steps of up to three climbs)."""
+    return 6.0 * mover.base.radius_in if m.rules.movement.climb_includes_step else 0.0
+
+
+def step_in_climb(m: Measure, mover: Model, path: Path | None) -> float:
+    """The part of ``path`` its climbs already cover, where the game says so: for each
+    climb that costs anything, the horizontal travel while the base straddles the edge
+    climbed onto (or down from), its centre within its radius of where it crossed, up to
+    the base's depth.
 
     From base contact at a wall's foot to standing wholly on the roof is that depth, so
     the climb alone is what it costs.
     """
-    if not m.rules.movement.climb_includes_step or climb_in <= 0.0 or path is None:
-        return 0.0
-    edges = [
-        piece.polygon.boundary
-        for piece in m.scene.terrain
-        if on_top_of(piece, mover.start, m.tol) != on_top_of(piece, mover.pose, m.tol)
-    ]
-    if not edges:
+    if not m.rules.movement.climb_includes_step or path is None:
         return 0.0
     r = mover.base.radius_in
-    band = shapely.union_all(edges).buffer(r)
-    return min(2.0 * r, float(path.line().intersection(band).length))
+    line = path.line()
+    return sum(
+        min(2.0 * r, float(line.intersection(Point(c.at).buffer(r, quad_segs=32)).length))
+        for c in path.climbs
+        if c.cost_in > 0.0
+    )
 
 
 def search_cap_in(allowance_in: float) -> float:
@@ -102,6 +105,7 @@ def movement(m: Measure, move: Move, out: Findings) -> MoveReport:
         length,
         None if length is None or lower is None else (lower, length),
         () if route.path is None else route.path.points,
+        () if route.path is None else route.path.climbs,
     )
 
 
@@ -131,8 +135,8 @@ def _only_through_a_zone(m: Measure, move: Move, route: Route, out: Findings) ->
     if not route.zone_ids:
         return False
     mover = move.mover
-    through = m.path(mover, frozenset(), route.limit_in - route.climb_in)[0]
-    if through is None:
+    through = m.path(mover, frozenset(), route.limit_in + step_slack_in(m, mover))[0]
+    if through is None or through.length_in - step_in_climb(m, mover, through) > route.limit_in:
         return False
     crossed = _zones_crossed(through, route.field)
     other = crossed[0] if crossed else None
@@ -154,16 +158,17 @@ def _no_route_clear_of_zones(m: Measure, move: Move, route: Route, out: Findings
     if route.path is not None or not route.zone_ids:
         return False
     mover = move.mover
-    through, _ = m.path(mover, frozenset(), route.cap_in - route.climb_in)
+    through, _ = m.path(mover, frozenset(), route.cap_in + step_slack_in(m, mover))
     if through is None:
         return False
+    length = through.length_in - step_in_climb(m, mover, through)
     out.flag(
         "control_zone",
         mover.id,
         f"no route to {mover.id}'s end keeps {inches(_zone_in(m))} from the models it "
         f"must keep away from; passing through their zones it is "
-        f"{inches(through.length_in + route.climb_in)}",
-        measured=through.length_in + route.climb_in,
+        f"{inches(length)}",
+        measured=length,
         limit=move.allowance,
     )
     return True

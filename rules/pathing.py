@@ -24,10 +24,24 @@ where each crossing lies along its edge).
 >>> disc = Obstacle("model", Point(5, 0), 1.0)   # tangents 2 * sqrt(24) plus arc 2 asin(1/5)
 >>> round(shortest_path((0, 0), (10, 0), [disc]).length_in, 6)
 10.200675
+
+A raised level (a crate's lid, a platform, a wall's top) is a footprint at a height: a
+route standing over it stands on it, and each change of level along the route costs what
+``climb`` says a rise (or a drop) of that height costs. Its sides block a base on
+anything lower unless the route climbs onto it there, so going round a level is the
+shortest path around its footprint grown by the base, and climbing is a straight run
+over its edge: the search bends at the same corners either way and weighs each run with
+the climbs it makes, so a route may go up, across and down any number of levels.
+
+>>> crate = Level("crate", box(4, -6, 5, 6), 2.0, 0.5)   # 2" high, 1" thick, 12" long
+>>> over = shortest_path((0, 0), (9, 0), [], levels=[crate], climb=abs)
+>>> round(over.length_in, 4), [(c.rise_in, c.cost_in) for c in over.climbs]
+(13.0, [(2.0, 2.0), (-2.0, 2.0)])
 """
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import itertools
 import math
@@ -40,7 +54,7 @@ import shapely
 from shapely.geometry import LineString, Point, Polygon
 from shapely.geometry.base import BaseGeometry
 
-XY = tuple[float, float]
+from tablesight.rules.levels import XY, Climb, ClimbCost, Level, Levels, ring
 
 #: How far a path may graze into an obstacle without counting (rounding of tangents).
 GRAZE_IN = 1e-7
@@ -90,27 +104,45 @@ class Region:
 
 @dataclass(frozen=True)
 class Path:
-    """A shortest legal path: its cost bracket in inches and the route (arcs as polylines)."""
+    """A shortest legal path: its cost bracket in inches and the route (arcs as polylines),
+    with each change of level it makes (their costs are part of the length)."""
 
     length_in: float
     lower_in: float
     points: tuple[XY, ...]
+    climbs: tuple[Climb, ...] = ()
+
+    @property
+    def climb_in(self) -> float:
+        """What the route's climbs cost, in inches."""
+        return sum(c.cost_in for c in self.climbs)
 
     def line(self) -> LineString:
         return LineString(self.points)
 
 
+@dataclass(frozen=True)
+class Nearby:
+    """What may touch a path within a search ellipse, and whether that is all there is."""
+
+    obstacles: list[Obstacle]
+    regions: list[Region]
+    complete: bool
+    levels: list[Level] = dataclasses.field(default_factory=list)
+    climb: ClimbCost = abs
+    #: The heights the route starts and ends at where they are not the levels' under its
+    #: ends (a model at a wall's foot with its centre on the wall's edge): the route then
+    #: climbs there first, or last. ``None``: the level under that end.
+    start_z: float | None = None
+    end_z: float | None = None
+
+
 @runtime_checkable
 class Field(Protocol):
-    """Where the obstacles and costly regions come from, asked for by search ellipse."""
+    """Where the obstacles, costly regions and levels come from, asked for by search ellipse."""
 
-    def near(
-        self, start: XY, end: XY, bound_in: float
-    ) -> tuple[list[Obstacle], list[Region], bool]:
-        """Everything that may touch a path from start to end no longer than ``bound_in``.
-
-        The flag says whether the answer is complete (nothing at all was left out).
-        """
+    def near(self, start: XY, end: XY, bound_in: float) -> Nearby:
+        """Everything that may touch a path from start to end no longer than ``bound_in``."""
         ...
 
 
@@ -120,23 +152,35 @@ def in_ellipse(start: XY, end: XY, centre: XY, radius: float, bound_in: float) -
 
 
 class StaticField:
-    """A fixed list of obstacles and regions, filtered by search ellipse."""
+    """A fixed list of obstacles, regions and levels, filtered by search ellipse."""
 
-    def __init__(self, obstacles: Sequence[Obstacle], regions: Sequence[Region] = ()) -> None:
+    def __init__(
+        self,
+        obstacles: Sequence[Obstacle],
+        regions: Sequence[Region] = (),
+        levels: Sequence[Level] = (),
+        climb: ClimbCost = abs,
+    ) -> None:
         self.obstacles = list(obstacles)
         self.regions = list(regions)
+        self.levels = list(levels)
+        self.climb = climb
 
-    def near(
-        self, start: XY, end: XY, bound_in: float
-    ) -> tuple[list[Obstacle], list[Region], bool]:
+    def near(self, start: XY, end: XY, bound_in: float) -> Nearby:
         kept = [o for o in self.obstacles if in_ellipse(start, end, *o.bounding_circle, bound_in)]
-        regions = [
-            r
-            for r in self.regions
-            if r.polygon.distance(Point(start)) + r.polygon.distance(Point(end)) <= bound_in
-        ]
-        complete = len(kept) == len(self.obstacles) and len(regions) == len(self.regions)
-        return kept, regions, complete
+        regions = [r for r in self.regions if _reaches(r.polygon, start, end, bound_in)]
+        levels = [v for v in self.levels if _reaches(v.polygon, start, end, bound_in)]
+        complete = (len(kept), len(regions), len(levels)) == (
+            len(self.obstacles),
+            len(self.regions),
+            len(self.levels),
+        )
+        return Nearby(kept, regions, complete, levels, self.climb)
+
+
+def _reaches(polygon: Polygon, start: XY, end: XY, bound_in: float) -> bool:
+    """Whether a path from start to end no longer than ``bound_in`` may touch ``polygon``."""
+    return bool(polygon.distance(Point(start)) + polygon.distance(Point(end)) <= bound_in)
 
 
 def shortest_path(
@@ -146,6 +190,8 @@ def shortest_path(
     regions: Sequence[Region] = (),
     bound_in: float = math.inf,
     lower: bool = True,
+    levels: Sequence[Level] = (),
+    climb: ClimbCost = abs,
 ) -> Path | None:
     """The shortest legal route from ``start`` to ``end``, or ``None`` if there is none.
 
@@ -157,40 +203,42 @@ def shortest_path(
     to a bound can touch a path no longer than that bound, so the search starts with a
     small ellipse and grows it until the path found fits inside.
     """
-    field = obstacles if isinstance(obstacles, Field) else StaticField(obstacles, regions)
+    field = (
+        obstacles
+        if isinstance(obstacles, Field)
+        else StaticField(obstacles, regions, levels, climb)
+    )
     straight = math.dist(start, end)
     ellipse = min(max(2.0 * straight, straight + 4.0), bound_in)
     while True:
-        near, near_regions, complete = field.near(start, end, ellipse)
+        near = field.near(start, end, ellipse)
+        first, last = Levels(near.levels, near.climb).ends(start, end, near.start_z, near.end_z)
+        ends_in = sum(c.cost_in for c in (*first, *last))
         # With nothing left outside the ellipse, the path may be as long as it needs.
-        search = bound_in if complete else ellipse
-        upper = _Search(start, end, near, near_regions, lower=False).run(search)
-        if upper is not None or complete or ellipse >= bound_in:
+        search = (bound_in if near.complete else ellipse) - ends_in
+        found_upper = _Search(start, end, near, lower=False)
+        upper = found_upper.run(search)
+        if upper is not None or near.complete or ellipse >= bound_in:
             break
         ellipse = min(ellipse * 2.0, bound_in)
     if upper is None:
         return None
     cost, points = upper
+    climbs = (*first, *found_upper.climbs(points), *last)
     # No route is shorter than the straight line, so a straight route is exact.
     straight_route = len(points) == 2 and cost <= straight + 1e-12
-    if straight_route or not lower or not any(o.core_lower is not None for o in near):
-        return Path(length_in=cost, lower_in=cost, points=points)
-    found = _Search(start, end, near, near_regions, lower=True).run(cost + 1e-9)
+    if straight_route or not lower or not any(o.core_lower is not None for o in near.obstacles):
+        return Path(cost + ends_in, cost + ends_in, points, climbs)
+    found = _Search(start, end, near, lower=True).run(cost + 1e-9)
     lower_cost = cost if found is None else min(found[0], cost)
-    return Path(length_in=cost, lower_in=lower_cost, points=points)
+    return Path(cost + ends_in, lower_cost + ends_in, points, climbs)
 
 
 class _Search:
     """One A* search over tangent states among grown cores."""
 
-    def __init__(
-        self,
-        start: XY,
-        end: XY,
-        obstacles: list[Obstacle],
-        regions: list[Region],
-        lower: bool,
-    ) -> None:
+    def __init__(self, start: XY, end: XY, near: Nearby, lower: bool) -> None:
+        obstacles, regions = near.obstacles, near.regions
         self.start = np.asarray(start, dtype=float)
         self.end = np.asarray(end, dtype=float)
         self.cores = np.asarray([o.core_for(lower) for o in obstacles], dtype=object)
@@ -210,6 +258,7 @@ class _Search:
         self.region_weights = np.asarray([r.weight for r in regions], dtype=float)
         self.weight_at = _weigher(regions)
         self._masks: dict[int, np.ndarray] = {}
+        self.levels = Levels(near.levels, near.climb)
 
     def _build_discs(self) -> None:
         """The corner discs a route may bend around (only needed when it must bend)."""
@@ -224,8 +273,15 @@ class _Search:
         # near a corner (the slide afterwards puts them where they belong).
         seeds = []
         for region in self.regions:
-            ring = _ring(region.polygon)
-            seeds += [ring, (ring + np.roll(ring, -1, axis=0)) / 2.0]
+            corners = ring(region.polygon)
+            seeds += [corners, (corners + np.roll(corners, -1, axis=0)) / 2.0]
+        for level in self.levels.levels:
+            if level.side_in > GRAZE_IN:
+                for x, y in _corners(level.polygon):
+                    cx.append(x)
+                    cy.append(y)
+                    cr.append(level.side_in)
+            seeds.append(ring(level.polygon))  # a route over a level may bend at its edge
         free = [*seeds, *self._exits()]
         for xy in free:
             cx.extend(xy[:, 0])
@@ -246,8 +302,8 @@ class _Search:
         for region in self.regions:
             if region.weight <= 1.0 + 1e-9:
                 continue
-            ring = _ring(region.polygon)
-            a, b = ring, np.roll(ring, -1, axis=0)
+            corners = ring(region.polygon)
+            a, b = corners, np.roll(corners, -1, axis=0)
             real = np.hypot(*(b - a).T) > 1e-12
             a, b = a[real], b[real]
             for p in (self.start, self.end):
@@ -281,6 +337,8 @@ class _Search:
             t = np.clip((wx * d[:, 0:1] + wy * d[:, 1:2]) / length2[:, None], 0.0, 1.0)
             gap = np.hypot(wx - t * d[:, 0:1], wy - t * d[:, 1:2])
             bad |= (gap < self.pr[None, :] - GRAZE_IN).any(axis=1)
+        if self.levels:
+            bad |= self.levels.sides_block(p, q)
         if not len(self.poly_cores):
             return bad
         todo = np.flatnonzero(~bad)
@@ -326,6 +384,8 @@ class _Search:
                     inside = shapely.contains_properly(self.poly_cores[oi], points[pi])
                     hit = np.where(r > GRAZE_IN, d < r - 1e-6, inside)
                     bad[pi[hit]] = True
+            if self.levels:
+                bad |= self.levels.sides_hold(pts)
             self._masks[disc] = np.concatenate([[0], np.cumsum(np.concatenate([bad, bad]))])
         return self._masks[disc]
 
@@ -341,8 +401,11 @@ class _Search:
         return np.asarray(count == 0)
 
     def segment_costs(self, p: np.ndarray, q: np.ndarray) -> np.ndarray:
-        """Length of each segment plus the extra cost of the regions' interiors it crosses."""
+        """Length of each segment plus the extra cost of the regions' interiors it crosses
+        and of the climbs it makes."""
         cost = np.hypot(*(q - p).T)
+        if self.levels and len(p):
+            cost = cost + self.levels.climb_costs(p, q)
         if not self.regions or not len(p):
             return np.asarray(cost)
         segs = shapely.linestrings(np.stack([p, q], axis=1))
@@ -368,14 +431,14 @@ class _Search:
                 return None
         direct = self.segment_costs(s[None], e[None])[0]
         if not self.blocked(s[None], e[None])[0] and (
-            not self.regions or direct <= math.dist(s, e) + 1e-12
+            (not self.regions and not self.levels) or direct <= math.dist(s, e) + 1e-12
         ):
             return (float(direct), (tuple(s), tuple(e))) if direct <= bound else None
         found = self._astar(bound)
         if found is None:
             return None
         cost, legs = found
-        if self.regions:
+        if self.regions or self.levels:
             # The search weighs each arc at its middle; the route is then measured piece
             # by piece, its crossings slid to the cheapest places where that stays clear.
             measured = [r for r in (self._refine(legs), self._refine(legs, slide=False)) if r]
@@ -444,6 +507,8 @@ class _Search:
                 arc_cost = arc * self.weights_at(
                     c1[0] + r1 * np.cos(middle), c1[1] + r1 * np.sin(middle)
                 )
+            if self.levels and r1 > GRAZE_IN:
+                arc_cost = arc_cost + self.levels.change_costs(np.asarray(leg.at)[None], p)
             g = leg.g + arc_cost + length
             h = np.hypot(q[:, 0] - e[0], q[:, 1] - e[1])
             ok &= g + h <= bound
@@ -453,9 +518,10 @@ class _Search:
             if r1 > GRAZE_IN:
                 idx = idx[self.arcs_clear(disc, o1, leg.angle, depart[idx])]
             idx = idx[~self.blocked(p[idx], q[idx])]
-            if self.regions and len(idx):
+            if (self.regions or self.levels) and len(idx):
                 extra = self.segment_costs(p[idx], q[idx]) - length[idx]
                 g[idx] += extra
+                idx = idx[g[idx] + h[idx] <= bound]
             arrive = np.arctan2(q[:, 1] - ty, q[:, 0] - tx)
             for i in idx:
                 key = (int(tdisc[i]), int(to[i]), round(float(arrive[i]) * 1e7))
@@ -477,6 +543,13 @@ class _Search:
                 )
                 heapq.heappush(heap, (float(g[i] + h[i]), len(legs) - 1))
         return None
+
+    def climbs(self, points: tuple[XY, ...]) -> tuple[Climb, ...]:
+        """Each change of level along a route given as points."""
+        out: list[Climb] = []
+        for p, q in itertools.pairwise(points):
+            out.extend(self.levels.along(np.asarray(p), np.asarray(q)))
+        return tuple(out)
 
     def _polyline(self, legs: list[_Leg]) -> tuple[XY, ...]:
         """The route as points, arcs drawn every few degrees."""
@@ -521,8 +594,12 @@ class _Search:
         ``None`` if the result runs into an obstacle. Without ``slide``, the route as
         found, measured the same way.
         """
-        rings = [_ring(r.polygon) for r in self.regions]
-        edges = np.concatenate([np.stack([r, np.roll(r, -1, axis=0)], axis=1) for r in rings])
+        rings = [ring(r.polygon) for r in self.regions]
+        edges = (
+            np.concatenate([np.stack([r, np.roll(r, -1, axis=0)], axis=1) for r in rings])
+            if rings
+            else np.zeros((0, 2, 2))
+        )
         arc_cost = 0.0
         pieces: list[list[np.ndarray]] = []  # straight runs between arcs
         arcs: list[list[XY]] = []
@@ -530,6 +607,8 @@ class _Search:
         for prev, leg in itertools.pairwise(legs):
             if prev.disc >= 0 and leg.arc > 0.0:
                 arc_cost += self._arc_cost(prev, leg)
+                ends = np.asarray([prev.at]), np.asarray([leg.leave])
+                arc_cost += float(self.levels.change_costs(*ends)[0])
                 pieces.append(run)
                 arcs.append(self._arc_points(prev, leg))
                 run = [np.asarray(leg.leave)]
@@ -643,20 +722,13 @@ def _corners(core: BaseGeometry) -> list[XY]:
     if isinstance(core, Point):
         return [(core.x, core.y)]
     if isinstance(core, Polygon):
-        xy = _ring(core)
+        xy = ring(core)
         p, n = np.roll(xy, 1, axis=0), np.roll(xy, -1, axis=0)
         turn = _cross(
             xy[:, 0] - p[:, 0], xy[:, 1] - p[:, 1], n[:, 0] - xy[:, 0], n[:, 1] - xy[:, 1]
         )
         return [(float(x), float(y)) for x, y in xy[turn > 1e-12]]
     return [(float(x), float(y)) for x, y in shapely.get_coordinates(core)]
-
-
-def _ring(poly: Polygon) -> np.ndarray:
-    """Exterior ring of ``poly`` counterclockwise, without the closing vertex."""
-    ring = poly.exterior
-    xy = np.asarray(ring.coords)[:-1]
-    return xy if ring.is_ccw else xy[::-1]
 
 
 def _cross(ax: np.ndarray, ay: np.ndarray, bx: np.ndarray, by: np.ndarray) -> np.ndarray:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Literal, TypeGuard, get_args
 
+from tablesight.rules.levels import Climb
+
 #: Every rule a finding may name: the closed set the referees, the events, the match file
 #: and the views share. A misspelt name is a type error.
 RuleName = Literal[
@@ -82,6 +84,8 @@ class MoveReport:
     shortest_path: float | None
     shortest_path_bounds: tuple[float, float] | None
     route: tuple[tuple[float, float], ...] = ()
+    #: Where the shortest route changes level, in order (its costs are in its length).
+    climbs: tuple[Climb, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         bounds = self.shortest_path_bounds
@@ -91,7 +95,24 @@ class MoveReport:
             "straight": round(self.straight, 3),
             "shortest_path": None if self.shortest_path is None else round(self.shortest_path, 3),
             "shortest_path_bounds": None if bounds is None else [round(b, 4) for b in bounds],
+            "climbs": [
+                {
+                    "at": [round(c.at[0], 3), round(c.at[1], 3)],
+                    "from": round(c.from_in, 3),
+                    "to": round(c.to_in, 3),
+                    "cost": round(c.cost_in, 3),
+                }
+                for c in self.climbs
+            ],
         }
+
+    def climbs_text(self) -> str:
+        """Where the route climbs, in words: 'up 2.00 in at (4.00, 10.00), costing 2.00 in'."""
+        return "; ".join(
+            f"{'up' if c.rise_in > 0 else 'down'} {abs(c.rise_in):.2f} in at "
+            f"({c.at[0]:.2f}, {c.at[1]:.2f}), costing {c.cost_in:.2f} in"
+            for c in self.climbs
+        )
 
 
 @dataclass(frozen=True)
@@ -132,6 +153,8 @@ class Verdict:
                 f"{model_id:<14}{move.action:<16}{move.allowance:>10.2f}"
                 f"{move.straight:>10.2f}{path:>10}  {bracket}"
             )
+            if move.climbs:
+                lines.append(f"{'':<14}climbs: {move.climbs_text()}")
         for heading, findings in (
             ("Violations", self.violations),
             ("Advisories", self.advisories),

@@ -153,6 +153,7 @@ def test_legal_move_json_shape(tmp_path: Path, tablesight) -> None:
                 "straight": 5.0,
                 "shortest_path": 5.0,
                 "shortest_path_bounds": [5.0, 5.0],
+                "climbs": [],
             }
         },
     }
@@ -166,6 +167,7 @@ SAMPLE_VERDICTS = [
     ("cosmic-combat-boarding.json", ["action", "action", "control_zone"], ["ramming"], None),
     ("cosmic-combat-revised-gap.json", ["movement"], [], ("alpha-wide", 10.0)),
     ("battlestations-deck.json", ["movement"], ["free_attack"], ("vex", 11.0)),
+    ("necromunda-levels.json", ["movement"], [], ("ganger", 10.0)),
 ]
 
 
@@ -189,6 +191,22 @@ def test_sample_scenarios(
     assert text.returncode == 0
     for rule in violations + advisories:
         assert rule in text.stdout
+
+
+def test_check_says_where_a_route_climbs(tablesight) -> None:
+    # up 2 in onto the crate at x = 4, 2 in more onto the platform at x = 6, 1 in a climbed
+    # inch: 6 + 2 + 2 = 10
+    scenario = str(SAMPLES / "necromunda-levels.json")
+    verdict = json.loads(tablesight("check", scenario, "--json").stdout)
+    assert verdict["moves"]["ganger"]["climbs"] == [
+        {"at": [4.0, 10.0], "from": 0.0, "to": 2.0, "cost": 2.0},
+        {"at": [6.0, 10.0], "from": 2.0, "to": 4.0, "cost": 2.0},
+    ]
+    text = tablesight("check", scenario).stdout
+    assert (
+        "climbs: up 2.00 in at (4.00, 10.00), costing 2.00 in; "
+        "up 2.00 in at (6.00, 10.00), costing 2.00 in"
+    ) in text
 
 
 # -- a game from a file outside the package ---------------------------------------------------

@@ -1,0 +1,194 @@
+"""Raised levels for the route search: footprints at a height a route may climb onto.
+
+A route standing over a level stands on it (the highest, where levels overlap), so the
+height under a route is known from where it is in plan, and each change of height along
+it is a climb that costs what the game says. A level's sides block a base on anything
+lower, unless the route climbs onto it there. :mod:`tablesight.rules.pathing` searches
+with these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import shapely
+from shapely.geometry import Polygon
+from shapely.geometry.base import BaseGeometry
+
+XY = tuple[float, float]
+
+#: How far a path may graze into a level's side without counting (rounding of tangents).
+GRAZE_IN = 1e-7
+
+
+@dataclass(frozen=True)
+class Level:
+    """A raised surface: every point of ``polygon`` stands at ``height_in``. A base of
+    radius ``side_in`` on anything lower may not overlap it, but where it climbs onto it."""
+
+    id: str
+    polygon: Polygon
+    height_in: float
+    side_in: float = 0.0
+
+
+@dataclass(frozen=True)
+class Climb:
+    """One change of level along a route: where (on the level's edge), from and to which
+    height, and what it cost in inches."""
+
+    at: XY
+    from_in: float
+    to_in: float
+    cost_in: float
+
+    @property
+    def rise_in(self) -> float:
+        """Up is positive, down negative."""
+        return self.to_in - self.from_in
+
+
+#: What a change of level costs a mover: inches for a rise (negative: a drop) in inches.
+ClimbCost = Callable[[float], float]
+
+
+class Levels:
+    """The raised levels of one search: which stands under a point, what a run's climbs
+    cost, and where their sides block a base below them."""
+
+    def __init__(self, levels: list[Level], climb: ClimbCost) -> None:
+        self.levels = levels
+        self.climb = climb
+        self.polys = np.asarray([v.polygon for v in levels], dtype=object)
+        for poly in self.polys:
+            shapely.prepare(poly)
+        self.heights = np.asarray([v.height_in for v in levels], dtype=float)
+        rings = [ring(v.polygon) for v in levels]
+        self.edges = (
+            np.concatenate([np.stack([r, np.roll(r, -1, axis=0)], axis=1) for r in rings])
+            if rings
+            else np.zeros((0, 2, 2))
+        )
+        # Where a level's side blocks nothing: over another level at least as high.
+        self.over: list[BaseGeometry | None] = []
+        for v in levels:
+            higher = [
+                w.polygon
+                for w in levels
+                if w is not v
+                and w.height_in >= v.height_in - 1e-9
+                and w.polygon.distance(v.polygon) < v.side_in
+            ]
+            self.over.append(shapely.union_all(higher) if higher else None)
+
+    def __bool__(self) -> bool:
+        return bool(self.levels)
+
+    def heights_at(self, xy: np.ndarray) -> np.ndarray:
+        """The height each point (rows of ``xy``) stands at: the highest level over it, or 0."""
+        xy = np.atleast_2d(xy)
+        h = np.zeros(len(xy))
+        for poly, height in zip(self.polys, self.heights, strict=True):
+            h = np.where(shapely.intersects_xy(poly, xy[:, 0], xy[:, 1]), np.maximum(h, height), h)
+        return h
+
+    def ends(
+        self, start: XY, end: XY, start_z: float | None, end_z: float | None
+    ) -> tuple[list[Climb], list[Climb]]:
+        """The climbs from ``start_z`` onto the level under ``start``, and from the level
+        under ``end`` to ``end_z``, where those differ."""
+        under = self.heights_at(np.asarray([start, end], dtype=float))
+
+        def climb(at: XY, a: float | None, b: float | None) -> list[Climb]:
+            if a is None or b is None or abs(b - a) <= 1e-9:
+                return []
+            return [Climb((float(at[0]), float(at[1])), a, b, float(self.climb(b - a)))]
+
+        return climb(start, start_z, float(under[0])), climb(end, float(under[1]), end_z)
+
+    def change_costs(self, p: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """What going from where each ``p`` stands to where each ``q`` stands costs (arcs)."""
+        hp, hq = np.broadcast_arrays(self.heights_at(p), self.heights_at(q))
+        return np.asarray(
+            [self.climb(b - a) if abs(b - a) > 1e-9 else 0.0 for a, b in zip(hp, hq, strict=True)]
+        )
+
+    def climb_costs(self, p: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """What the climbs of each straight run p[i]-q[i] cost."""
+        out = np.zeros(len(p))
+        segs = shapely.linestrings(np.stack([p, q], axis=1))
+        touch = np.zeros(len(p), dtype=bool)
+        for poly in self.polys:
+            touch |= shapely.intersects(segs, poly)
+        for i in np.flatnonzero(touch):
+            out[i] = sum(c.cost_in for c in self.along(p[i], q[i]))
+        return out
+
+    def along(self, p: np.ndarray, q: np.ndarray) -> list[Climb]:
+        """Each change of level on the straight run from p to q, in order."""
+        d = q - p
+        e = self.edges[:, 1] - self.edges[:, 0]
+        denom = d[0] * e[:, 1] - d[1] * e[:, 0]
+        w = self.edges[:, 0] - p
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            t = (w[:, 0] * e[:, 1] - w[:, 1] * e[:, 0]) / denom
+            u = (w[:, 0] * d[1] - w[:, 1] * d[0]) / denom
+        hit = (np.abs(denom) > 1e-15) & (t > 1e-12) & (t < 1 - 1e-12) & (u > -1e-12)
+        ts = np.unique(np.round(t[hit & (u < 1 + 1e-12)], 12))
+        bounds = np.concatenate([[0.0], ts, [1.0]])
+        middles = (bounds[:-1] + bounds[1:]) / 2.0
+        where = np.concatenate([[0.0], middles, [1.0]])
+        at = np.concatenate([[0.0], bounds[:-1], [1.0]])  # where each piece begins
+        heights = self.heights_at(p[None, :] + where[:, None] * d[None, :])
+        out: list[Climb] = []
+        now = heights[0]
+        for k in range(1, len(heights)):
+            if abs(heights[k] - now) > 1e-9:
+                xy = p + at[k] * d
+                cost = float(self.climb(float(heights[k] - now)))
+                out.append(Climb((float(xy[0]), float(xy[1])), float(now), float(heights[k]), cost))
+                now = heights[k]
+        return out
+
+    def sides_block(self, p: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """Which runs p[i]-q[i] press a base into a level's side without climbing onto it."""
+        bad = np.zeros(len(p), dtype=bool)
+        segs = shapely.linestrings(np.stack([p, q], axis=1))
+        for level, poly, over in zip(self.levels, self.polys, self.over, strict=True):
+            if level.side_in <= GRAZE_IN:
+                continue
+            near = np.flatnonzero(~bad & (shapely.distance(segs, poly) < level.side_in - GRAZE_IN))
+            if not len(near):
+                continue
+            # climbing onto it: a run that goes over it, or starts or ends on it
+            onto = (
+                (shapely.length(shapely.intersection(segs[near], poly)) > 1e-9)
+                | shapely.intersects_xy(poly, p[near, 0], p[near, 1])
+                | shapely.intersects_xy(poly, q[near, 0], q[near, 1])
+            )
+            near = near[~onto]
+            if over is not None and len(near):
+                # the part of the run over something as high as this level passes above it
+                below = shapely.difference(segs[near], over)
+                near = near[shapely.distance(below, poly) < level.side_in - GRAZE_IN]
+            bad[near] = True
+        return bad
+
+    def sides_hold(self, xy: np.ndarray) -> np.ndarray:
+        """Which points (rows of ``xy``) stand a base against a level's side, below its top."""
+        bad = np.zeros(len(xy), dtype=bool)
+        points = shapely.points(xy)
+        heights = self.heights_at(xy)
+        for level, poly in zip(self.levels, self.polys, strict=True):
+            d = shapely.distance(points, poly)
+            bad |= (d > 1e-9) & (d < level.side_in - 1e-6) & (heights < level.height_in - 1e-9)
+        return bad
+
+
+def ring(poly: Polygon) -> np.ndarray:
+    """Exterior ring of ``poly`` counterclockwise, without the closing vertex."""
+    ring = poly.exterior
+    xy = np.asarray(ring.coords)[:-1]
+    return xy if ring.is_ccw else xy[::-1]
