@@ -31,7 +31,7 @@ from tablesight.rules.measure import Measure, Move
 from tablesight.rules.movement import search_cap_in, step_in_climb, step_slack_in
 from tablesight.rules.pathing import Path
 from tablesight.rules.ruleset import ActionRules
-from tablesight.rules.scene import Model
+from tablesight.rules.scene import Model, Terrain
 from tablesight.rules.verdict import FLOAT_EPS_IN, Findings, RuleName, inches
 
 #: A check of one move: what it finds goes into the findings.
@@ -287,6 +287,17 @@ def terrain_at_end(m: Measure, move: Move, out: Findings) -> None:
                     measured=depth,
                     limit=0.0,
                 )
+        elif _resting_on_too_narrow(m, mover, piece):
+            width = mover.base.radius_in * 2.0
+            out.flag(
+                "terrain",
+                mover.id,
+                f"{mover.id} ended on top of {piece.id}, {inches(piece.width_in)} wide, "
+                f"narrower than its {inches(width)} base: a model cannot rest there",
+                other=piece.id,
+                measured=piece.width_in,
+                limit=width * (m.rules.movement.rest_min_top_fraction or 0.0),
+            )
         elif piece.has("gap") and piece.polygon.contains(Point(mover.pose.xy)):
             out.flag(
                 "terrain",
@@ -294,6 +305,17 @@ def terrain_at_end(m: Measure, move: Move, out: Findings) -> None:
                 f"{mover.id} ended over gap {piece.id}: a model cannot stand in a gap",
                 other=piece.id,
             )
+
+
+def _resting_on_too_narrow(m: Measure, mover: Model, piece: Terrain) -> bool:
+    """Whether ``mover`` ended on top of ``piece`` where the game says a top that narrow
+    cannot hold its base."""
+    fraction = m.rules.movement.rest_min_top_fraction
+    return (
+        fraction is not None
+        and on_top_of(piece, mover.pose, m.tol)
+        and piece.width_in < fraction * 2.0 * mover.base.radius_in - m.tol
+    )
 
 
 def ramming_friends(m: Measure, move: Move, out: Findings) -> None:

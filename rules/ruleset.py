@@ -47,6 +47,9 @@ class MovementRules(_Strict):
     #: A climb that costs anything also covers the horizontal step onto (or off) the top:
     #: the travel while the base straddles the edge, up to the base's depth.
     climb_includes_step: bool = False
+    #: A model may not end on a climbable piece whose top is narrower than this fraction
+    #: of its base's narrowest width (it cannot rest there). ``None``: any top holds it.
+    rest_min_top_fraction: float | None = Field(default=None, gt=0)
     may_leave_table: bool = False
     #: Movers with any of these keywords that end a move on difficult or dangerous terrain
     #: must pass a Handling test (reported as an advisory).

@@ -301,3 +301,30 @@ def test_a_fighter_on_a_vehicles_roof_does_not_overlap_it(kit):
     assert "base_overlap" not in kit.judge("necromunda", [vehicle, on_roof]).rules()
     below = kit.model("f", "red", (6, 10, 0), (12, 10, 0), movement=10)
     assert "base_overlap" in kit.judge("necromunda", [vehicle, below]).rules()
+
+
+# -- where a model may rest -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("game", "wall_in", "rules"),
+    [
+        # Text 004: a model "may not rest" where it cannot: a 0.5" wall top under a 1" base
+        ("cosmic-combat-revised", 0.5, ["terrain"]),
+        # a 1" top holds a 1" base (within the tolerance: 0.96 + 0.05 >= 1)
+        ("cosmic-combat-revised", 0.96, []),
+        # the other texts say nothing of it: the players' placing is trusted
+        ("trench-crusade", 0.5, []),
+        ("necromunda", 0.5, []),
+    ],
+)
+def test_a_model_left_on_a_wall_top_narrower_than_its_base(kit, game, wall_in, rules):
+    # a 1" wall 1" high, x 10..10+w; the model ends on it, centre over its middle: up 1
+    # (free in 004: 1 rounded down) and 2" in plan
+    wall = kit.box("wall", 10, 4, 10 + wall_in, 20, "climbable", height=1)
+    end = (10 + wall_in / 2, 12, 1)
+    verdict = kit.judge(game, [kit.model("a", "red", (end[0] - 2, 12, 0), end)], [wall])
+    assert verdict.rules() == rules
+    if rules:
+        finding = kit.one(verdict.violations, "terrain")
+        assert (finding.other, finding.measured, finding.limit) == ("wall", 0.5, 1.0)
