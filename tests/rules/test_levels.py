@@ -328,3 +328,17 @@ def test_a_model_left_on_a_wall_top_narrower_than_its_base(kit, game, wall_in, r
     if rules:
         finding = kit.one(verdict.violations, "terrain")
         assert (finding.other, finding.measured, finding.limit) == ("wall", 0.5, 1.0)
+
+
+def test_climbing_onto_a_vehicles_roof_counts_its_height(kit):
+    # Necromunda: "climbing up the sides": 6" in plan to stand over the truck's centre,
+    # and its 2" roof: 6 + 2 = 8. With Movement 7.9 that is over by 0.1 (past the 0.05
+    # tolerance).
+    truck = kit.model(
+        "truck", "red", (12, 10), base={"shape": "oval", "length_mm": 60, "width_mm": 35}
+    )
+    for movement, rules in ((8, []), (7.9, ["movement"])):
+        fighter = kit.model("f", "red", (6, 10, 0), (12, 10, 2), movement=movement)
+        verdict = kit.judge("necromunda", [truck, fighter])
+        assert verdict.rules() == rules
+        kit.assert_path(verdict, "f", 8.0, width=1e-6)
