@@ -117,39 +117,47 @@ class Levels:
 
     def climb_costs(self, p: np.ndarray, q: np.ndarray) -> np.ndarray:
         """What the climbs of each straight run p[i]-q[i] cost."""
-        out = np.zeros(len(p))
-        segs = shapely.linestrings(np.stack([p, q], axis=1))
-        touch = np.zeros(len(p), dtype=bool)
-        for poly in self.polys:
-            touch |= shapely.intersects(segs, poly)
-        for i in np.flatnonzero(touch):
-            out[i] = sum(c.cost_in for c in self.along(p[i], q[i]))
-        return out
+        heights, _ = self.profile(p, q)
+        a, b = heights[:, :-1], heights[:, 1:]
+        change = np.abs(b - a) > 1e-9
+        cost = np.zeros(heights.shape[0])
+        if change.any():
+            rises = (b - a)[change]
+            unique, back = np.unique(np.round(rises, 9), return_inverse=True)
+            costs = np.asarray([self.climb(float(r)) for r in unique])[back]
+            np.add.at(cost, np.nonzero(change)[0], costs)
+        return cost
+
+    def profile(self, p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The heights each run p[i]-q[i] stands at, piece by piece between the levels'
+        edges: (runs, pieces + 2) heights, the first at p and the last at q, and the
+        fractions along the run where each piece begins (its start for p, 1 for q)."""
+        t = cuts(p, q, self.edges)
+        middles = (t[:, :-1] + t[:, 1:]) / 2.0
+        where = np.concatenate([np.zeros((len(p), 1)), middles, np.ones((len(p), 1))], axis=1)
+        d = q - p
+        xy = p[:, None, :] + where[:, :, None] * d[:, None, :]
+        heights = self.heights_at(xy.reshape(-1, 2)).reshape(where.shape)
+        # a piece of no length (a run through a corner) stands where the piece before did
+        edge = np.zeros((len(p), 1), bool)
+        empty = np.concatenate([edge, (t[:, 1:] - t[:, :-1]) < 1e-12, edge], axis=1)
+        index = np.where(empty, 0, np.arange(where.shape[1])[None, :])
+        heights = np.take_along_axis(heights, np.maximum.accumulate(index, axis=1), axis=1)
+        begins = np.concatenate([np.zeros((len(p), 1)), t[:, :-1], np.ones((len(p), 1))], axis=1)
+        return heights, begins
 
     def along(self, p: np.ndarray, q: np.ndarray) -> list[Climb]:
         """Each change of level on the straight run from p to q, in order."""
-        d = q - p
-        e = self.edges[:, 1] - self.edges[:, 0]
-        denom = d[0] * e[:, 1] - d[1] * e[:, 0]
-        w = self.edges[:, 0] - p
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            t = (w[:, 0] * e[:, 1] - w[:, 1] * e[:, 0]) / denom
-            u = (w[:, 0] * d[1] - w[:, 1] * d[0]) / denom
-        hit = (np.abs(denom) > 1e-15) & (t > 1e-12) & (t < 1 - 1e-12) & (u > -1e-12)
-        ts = np.unique(np.round(t[hit & (u < 1 + 1e-12)], 12))
-        bounds = np.concatenate([[0.0], ts, [1.0]])
-        middles = (bounds[:-1] + bounds[1:]) / 2.0
-        where = np.concatenate([[0.0], middles, [1.0]])
-        at = np.concatenate([[0.0], bounds[:-1], [1.0]])  # where each piece begins
-        heights = self.heights_at(p[None, :] + where[:, None] * d[None, :])
+        heights, begins = self.profile(p[None, :], q[None, :])
         out: list[Climb] = []
-        now = heights[0]
-        for k in range(1, len(heights)):
-            if abs(heights[k] - now) > 1e-9:
-                xy = p + at[k] * d
-                cost = float(self.climb(float(heights[k] - now)))
-                out.append(Climb((float(xy[0]), float(xy[1])), float(now), float(heights[k]), cost))
-                now = heights[k]
+        now = heights[0, 0]
+        for k in range(1, heights.shape[1]):
+            if abs(heights[0, k] - now) > 1e-9:
+                xy = p + begins[0, k] * (q - p)
+                to = float(heights[0, k])
+                cost = float(self.climb(to - float(now)))
+                out.append(Climb((float(xy[0]), float(xy[1])), float(now), to, cost))
+                now = heights[0, k]
         return out
 
     def sides_block(self, p: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -185,6 +193,23 @@ class Levels:
             d = shapely.distance(points, poly)
             bad |= (d > 1e-9) & (d < level.side_in - 1e-6) & (heights < level.height_in - 1e-9)
         return bad
+
+
+def cuts(p: np.ndarray, q: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Where each segment p[i]-q[i] crosses the edges (E, 2, 2), as fractions along it in
+    order, 0 first and 1 last: (segments, E + 2); a segment that crosses fewer edges has
+    its last fractions at 1."""
+    d = q - p
+    e = edges[:, 1] - edges[:, 0]
+    denom = d[:, 0, None] * e[None, :, 1] - d[:, 1, None] * e[None, :, 0]
+    w = edges[None, :, 0, :] - p[:, None, :]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        t = (w[..., 0] * e[None, :, 1] - w[..., 1] * e[None, :, 0]) / denom
+        u = (w[..., 0] * d[:, 1, None] - w[..., 1] * d[:, 0, None]) / denom
+    hit = (np.abs(denom) > 1e-15) & (t > 0.0) & (t < 1.0) & (u >= -1e-12) & (u <= 1.0 + 1e-12)
+    t = np.where(hit, t, 1.0)
+    ends = np.ones((len(p), 1))
+    return np.sort(np.concatenate([0.0 * ends, t, ends], axis=1), axis=1)
 
 
 def ring(poly: Polygon) -> np.ndarray:

@@ -54,7 +54,7 @@ import shapely
 from shapely.geometry import LineString, Point, Polygon
 from shapely.geometry.base import BaseGeometry
 
-from tablesight.rules.levels import XY, Climb, ClimbCost, Level, Levels, ring
+from tablesight.rules.levels import XY, Climb, ClimbCost, Level, Levels, cuts, ring
 
 #: How far a path may graze into an obstacle without counting (rounding of tangents).
 GRAZE_IN = 1e-7
@@ -234,6 +234,25 @@ def shortest_path(
     return Path(cost + ends_in, lower_cost + ends_in, points, climbs)
 
 
+def route_costs(start: XY, field: Field, points: np.ndarray, bound_in: float) -> np.ndarray:
+    """What the shortest legal route from ``start`` to each of ``points`` (N, 2) costs,
+    for every point it costs at most ``bound_in`` to reach (inf where none does, or no
+    route does; a few points just past the bound may be given theirs too).
+
+    One search from the start finds every corner disc a route may bend round within the
+    bound and what reaching it costs (:meth:`_Search.spread`); a route to a point then
+    leaves the last disc it bends round along the tangent to it, so its cost is the least,
+    over those discs, of reaching the disc, going round it and the straight tangent, where
+    that tangent and arc are clear. Routes are measured as ``shortest_path`` measures
+    them, but for the refraction of a straight run across difficult ground (weighed at
+    the run's pieces, not slid to the cheapest crossing).
+    """
+    near = field.near(start, start, 2.0 * bound_in)
+    search = _Search(start, start, near, lower=False)
+    legs = [leg for leg in search.spread(bound_in) if leg.g <= bound_in]
+    return search.costs_to(legs, np.asarray(points, dtype=float), bound_in)
+
+
 class _Search:
     """One A* search over tangent states among grown cores."""
 
@@ -256,9 +275,16 @@ class _Search:
         self.regions = regions
         self.region_polys = np.asarray([r.polygon for r in regions], dtype=object)
         self.region_weights = np.asarray([r.weight for r in regions], dtype=float)
+        rings = [ring(r.polygon) for r in regions]
+        self.region_edges = (
+            np.concatenate([np.stack([r, np.roll(r, -1, axis=0)], axis=1) for r in rings])
+            if rings
+            else np.zeros((0, 2, 2))
+        )
         self.weight_at = _weigher(regions)
         self._masks: dict[int, np.ndarray] = {}
         self.levels = Levels(near.levels, near.climb)
+        self.reached: list[_Leg] = []
 
     def _build_discs(self) -> None:
         """The corner discs a route may bend around (only needed when it must bend)."""
@@ -408,15 +434,12 @@ class _Search:
             cost = cost + self.levels.climb_costs(p, q)
         if not self.regions or not len(p):
             return np.asarray(cost)
-        segs = shapely.linestrings(np.stack([p, q], axis=1))
-        for poly, w in zip(self.region_polys, self.region_weights, strict=True):
-            touch = shapely.intersects(segs, poly)
-            if touch.any():
-                inside = shapely.length(shapely.intersection(segs[touch], poly)) - shapely.length(
-                    shapely.intersection(segs[touch], poly.boundary)
-                )
-                cost[touch] += (w - 1.0) * inside
-        return np.asarray(cost)
+        # each piece between the regions' edges weighed at its middle
+        t = cuts(p, q, self.region_edges)
+        middles = p[:, None, :] + ((t[:, :-1] + t[:, 1:]) / 2.0)[:, :, None] * (q - p)[:, None, :]
+        weights = self.weights_at(middles[..., 0], middles[..., 1])
+        pieces = (t[:, 1:] - t[:, :-1]) * np.hypot(*(q - p).T)[:, None]
+        return np.asarray(cost + ((weights - 1.0) * pieces).sum(axis=1))
 
     # -- search ---------------------------------------------------------------------------
 
@@ -446,30 +469,38 @@ class _Search:
                 return min(measured, key=lambda r: r[0])
         return cost, self._polyline(legs)
 
-    def _astar(self, bound: float) -> tuple[float, list[_Leg]] | None:
+    def spread(self, bound: float) -> list[_Leg]:
+        """Every way round a corner disc the start reaches within ``bound``, each with what
+        it cost (Dijkstra's search with no goal): where a route to anywhere may last bend.
+        The first is the start itself."""
+        self._astar(bound, goal=False)
+        return self.reached
+
+    def _astar(self, bound: float, goal: bool = True) -> tuple[float, list[_Leg]] | None:
         self._build_discs()
         s, e = self.start, self.end
-        # Discs that could be on a route within the bound (the rest still block).
-        slack = (
-            np.hypot(self.cx - s[0], self.cy - s[1])
-            + np.hypot(self.cx - e[0], self.cy - e[1])
-            - 2.0 * self.cr
-        )
+        # Discs that could be on a route within the bound (the rest still block): one to
+        # the goal goes there and on; one to anywhere only there.
+        slack = np.hypot(self.cx - s[0], self.cy - s[1]) - self.cr
+        if goal:
+            slack += np.hypot(self.cx - e[0], self.cy - e[1]) - self.cr
         cand = np.flatnonzero(slack <= bound)
         orients = [1, -1]
-        tx = np.concatenate([self.cx[cand]] * 2 + [[e[0]]])
-        ty = np.concatenate([self.cy[cand]] * 2 + [[e[1]]])
-        tr = np.concatenate([self.cr[cand]] * 2 + [[0.0]])
-        to = np.concatenate([np.full(len(cand), o) for o in orients] + [[0]])
-        tdisc = np.concatenate([cand, cand, [-2]])
+        end = [1] if goal else []
+        tx = np.concatenate([self.cx[cand]] * 2 + [[e[0]] * len(end)])
+        ty = np.concatenate([self.cy[cand]] * 2 + [[e[1]] * len(end)])
+        tr = np.concatenate([self.cr[cand]] * 2 + [[0.0] * len(end)])
+        to = np.concatenate([np.full(len(cand), o) for o in orients] + [[0] * len(end)])
+        tdisc = np.concatenate([cand, cand, [-2] * len(end)]).astype(int)
         # Zero-radius corners have no direction of travel: keep one copy.
         keep = ~((tr <= GRAZE_IN) & (to < 0))
         tx, ty, tr, to, tdisc = tx[keep], ty[keep], tr[keep], to[keep], tdisc[keep]
-        h_goal = math.dist
+        h_goal = math.dist if goal else (lambda a, b: 0.0)
 
         # State: (disc, orient, angle, x, y, g, parent leg)
         best: dict[tuple[int, int, int], float] = {}
         legs: list[_Leg] = [_Leg(-1, 0, 0.0, (s[0], s[1]), 0.0, 0.0, (s[0], s[1]), 0.0, -1)]
+        self.reached = legs
         heap: list[tuple[float, int]] = [(h_goal(tuple(s), tuple(e)), 0)]
         while heap:
             f, k = heapq.heappop(heap)
@@ -510,7 +541,7 @@ class _Search:
             if self.levels and r1 > GRAZE_IN:
                 arc_cost = arc_cost + self.levels.change_costs(np.asarray(leg.at)[None], p)
             g = leg.g + arc_cost + length
-            h = np.hypot(q[:, 0] - e[0], q[:, 1] - e[1])
+            h = np.hypot(q[:, 0] - e[0], q[:, 1] - e[1]) if goal else np.zeros(len(q))
             ok &= g + h <= bound
             idx = np.flatnonzero(ok)
             if not len(idx):
@@ -550,6 +581,68 @@ class _Search:
         for p, q in itertools.pairwise(points):
             out.extend(self.levels.along(np.asarray(p), np.asarray(q)))
         return tuple(out)
+
+    def costs_to(self, legs: list[_Leg], points: np.ndarray, bound: float) -> np.ndarray:
+        """The least cost of reaching each point straight from one of ``legs``' discs (see
+        :func:`route_costs`); inf where none is clear within ``bound``.
+
+        Each point is given, by arithmetic alone, what each way in would cost were it
+        clear; then, round by round, each point's cheapest way in not yet tried is tried
+        (are its tangent and arc clear? what do its ground and climbs add?), all points at
+        once, until none has a way in cheaper than the best it has found.
+        """
+        n = len(points)
+        best = np.full(n, np.inf)
+        if not legs or not n:
+            return best
+        disc = np.asarray([leg.disc for leg in legs], dtype=int)
+        angle = np.asarray([leg.angle for leg in legs], dtype=float)
+        g = np.asarray([leg.g for leg in legs], dtype=float)
+        at = np.asarray([leg.at for leg in legs], dtype=float)
+        on = disc >= 0
+        k0 = np.maximum(disc, 0)
+        cx = np.where(on, self.cx[k0] if len(self.cx) else 0.0, at[:, 0])
+        cy = np.where(on, self.cy[k0] if len(self.cy) else 0.0, at[:, 1])
+        cr = np.where(on, self.cr[k0] if len(self.cr) else 0.0, 0.0)
+        orient = np.where(cr > GRAZE_IN, [leg.orient for leg in legs], 0).astype(float)
+        lower = np.empty((len(legs), n), dtype=np.float32)
+        for a in range(0, n, 2048):
+            pts = points[a : a + 2048]
+            discs = (cx[:, None], cy[:, None], cr[:, None], orient[:, None], angle[:, None])
+            cost, _, _ = _leaving(*discs, pts[None, :, 0], pts[None, :, 1])
+            lower[:, a : a + 2048] = g[:, None] + cost
+        columns = np.arange(n)
+        tries = min(1, len(legs))
+        while True:  # each round tries each point's next few best ways in
+            first = np.argmin(lower, axis=0)
+            low = lower[first, columns].astype(float)
+            todo = np.flatnonzero((low <= bound) & (low < best - 1e-6))
+            if not len(todo):
+                break
+            few = np.argpartition(lower[:, todo], tries - 1, axis=0)[:tries]
+            k = few.ravel()
+            todo = np.tile(todo, tries)
+            keep = lower[k, todo] <= np.minimum(bound, best[todo] - 1e-6)
+            k, todo = k[keep], todo[keep]
+            q = points[todo]
+            cost, leave, depart = _leaving(cx[k], cy[k], cr[k], orient[k], angle[k], *q.T)
+            cost = g[k] + cost
+            ok = ~self.blocked(leave, q)
+            arcs = (disc[k] >= 0) & (cr[k] > GRAZE_IN)
+            for leg in np.unique(k[arcs & ok]):  # each arc, from where it arrived on
+                sel = np.flatnonzero((k == leg) & ok)
+                turn = int(disc[leg]), int(orient[leg]), float(angle[leg])
+                ok[sel] = self.arcs_clear(*turn, depart[sel])
+            if self.regions or self.levels:
+                cost = cost + self.segment_costs(leave, q) - np.hypot(*(q - leave).T)
+            if self.levels and arcs.any():
+                arrived = np.column_stack(
+                    [cx[k] + cr[k] * np.cos(angle[k]), cy[k] + cr[k] * np.sin(angle[k])]
+                )
+                cost = cost + np.where(arcs, self.levels.change_costs(arrived, leave), 0.0)
+            np.minimum.at(best, todo[ok], cost[ok])
+            lower[k, todo] = np.inf
+        return best
 
     def _polyline(self, legs: list[_Leg]) -> tuple[XY, ...]:
         """The route as points, arcs drawn every few degrees."""
@@ -681,6 +774,33 @@ class _Search:
             return None
         cost = float(self.segment_costs(arr[:-1], arr[1:]).sum())
         return cost, [(float(x), float(y)) for x, y in arr]
+
+
+def _leaving(
+    cx: np.ndarray,
+    cy: np.ndarray,
+    r: np.ndarray,
+    o: np.ndarray,
+    arrived: np.ndarray,
+    x: np.ndarray,
+    y: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Going round a disc (centre, radius ``r``, ``o`` +1 anticlockwise, -1 clockwise, 0
+    a point) from angle ``arrived`` and leaving it along the tangent to (x, y): what the arc
+    and the tangent cost (inf for a point inside the disc), where it leaves, and at which
+    angle. As the search has it: the point left is c - o r n, n = (-sin a, cos a)."""
+    dx, dy = x - cx, y - cy
+    dist2 = dx * dx + dy * dy
+    length = np.sqrt(np.maximum(dist2 - r * r, 0.0))
+    a = np.arctan2(dy, dx) - np.arctan2(-o * r, length)
+    lx = cx + o * r * np.sin(a)
+    ly = cy - o * r * np.cos(a)
+    depart = np.arctan2(ly - cy, lx - cx)
+    sweep = np.mod(o * (depart - arrived), _TWO_PI)
+    sweep = np.where(sweep > _TWO_PI - 1e-9, 0.0, sweep)
+    cost = np.where(dist2 <= r * r + 1e-12, np.inf, r * sweep + length)
+    leave = np.stack(np.broadcast_arrays(lx, ly), axis=-1)
+    return cost, leave, depart
 
 
 @dataclass(frozen=True)
