@@ -1,0 +1,252 @@
+"""Where can it go? The region of the table a model may legally end a move in.
+
+For a model and an action, its reach is every point its base's centre can end at: reached
+by the shortest legal route within the action's allowance (round and over terrain and
+other models, through difficult ground and up levels at their costs, keeping out of the
+zones the action must keep out of), and where the rules let it end (on the table, its base
+clear of every other base and of the terrain it cannot stand in, outside those zones):
+what the referee accepts, so give or take its tolerance as the referee gives it.
+
+How it is worked out: the cost of the shortest legal route to every point of a grid
+(0.1 in apart) over the allowance's circle comes from one search from the model's start
+(:func:`tablesight.rules.pathing.route_costs`). A point inside something a route may not
+cross takes the cost of the nearest point outside it plus the way in, so that the cost
+varies smoothly everywhere, and the region where it is within the allowance is traced
+between grid points (by linear interpolation, ``contourpy``): its edge lies within a few
+thousandths of an inch of the true one where the allowance bounds it. Where the rules
+bound it (a base, a wall, a zone, the table edge) the exact shapes are cut out of it.
+
+>>> from tablesight.rules.scenario import Scenario
+>>> scenario = Scenario.from_json('''{"game": "trench-crusade",
+...   "table": {"width": 24, "depth": 24},
+...   "models": [{"id": "a", "side": "red", "movement": 6,
+...               "base": {"shape": "round", "diameter_mm": 25.4},
+...               "start": {"x": 12, "y": 12}}]}''')
+>>> found = reach(scenario.scene, scenario.ruleset, "a")
+>>> round(found.area_sq_in, 1)  # pi 6.05^2: the referee takes 0.05 in past 6 in
+115.0
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from dataclasses import dataclass
+
+import contourpy
+import numpy as np
+import shapely
+from shapely.geometry import MultiPolygon, Polygon
+from shapely.geometry.base import BaseGeometry
+
+from tablesight.rules.errors import InputError
+from tablesight.rules.field import MoveField
+from tablesight.rules.measure import SAME_LEVEL_IN, Measure
+from tablesight.rules.pathing import route_costs
+from tablesight.rules.ruleset import Ruleset
+from tablesight.rules.scene import Model, Scene
+from tablesight.rules.verdict import inches
+
+#: Grid spacing of the route costs, in inches.
+STEP_IN = 0.1
+
+
+@dataclass(frozen=True)
+class Reach:
+    """Where a model may end a move under one action: ``region`` in table inches, and
+    what bounds it (``limits``: each thing with the share of the region's edge it makes)."""
+
+    model: str
+    action: str
+    allowance_in: float
+    region: BaseGeometry
+    limits: tuple[tuple[str, float], ...]
+
+    @property
+    def area_sq_in(self) -> float:
+        return float(self.region.area)
+
+    def polygons(self) -> list[Polygon]:
+        """The region as separate polygons (a wall may cut it in two)."""
+        return [g for g in getattr(self.region, "geoms", [self.region]) if not g.is_empty]
+
+    def explain(self) -> str:
+        """One line: how much table, and what limits it."""
+        parts = [f"{what} ({share:.0%} of its edge)" for what, share in self.limits]
+        limited = ", ".join(parts) if parts else "nothing: it cannot move"
+        return (
+            f"{self.model} may end its {self.action} ({inches(self.allowance_in)}) on "
+            f"{self.area_sq_in:.1f} sq in of table; limited by {limited}"
+        )
+
+    def to_geojson(self) -> dict[str, object]:
+        """The region as a GeoJSON Feature in table inches (x along the width, y along the
+        depth), with the model, the action, the area and the limits as properties."""
+        return {
+            "type": "Feature",
+            "geometry": shapely.geometry.mapping(self.region),
+            "properties": {
+                "model": self.model,
+                "action": self.action,
+                "allowance_in": round(self.allowance_in, 3),
+                "area_sq_in": round(self.area_sq_in, 2),
+                "limits": [{"by": what, "share": round(share, 3)} for what, share in self.limits],
+            },
+        }
+
+
+def reach(scene: Scene, ruleset: Ruleset, model_id: str, action: str | None = None) -> Reach:
+    """Where ``model_id`` may end a move by ``action`` (its declared action by default)
+    from where it stands. Raises ``InputError`` naming an unknown model or action."""
+    mover = scene.get(model_id)
+    if mover is None:
+        known = ", ".join(m.id for m in scene.models)
+        raise InputError(f"model: no model {model_id!r}; the models are {known}")
+    name = action or mover.action
+    rules = ruleset.action(name)
+    if rules is None:
+        raise InputError(f"action: {ruleset.no_such_action(name)}")
+    standing = dataclasses.replace(mover, action=name, end=None)
+    scene = dataclasses.replace(
+        scene, models=tuple(standing if m.id == model_id else m for m in scene.models)
+    )
+    m = Measure(scene, ruleset)
+    allowance = m.allowance(standing, rules)
+    zone_ids = m.kept_out(standing, rules)
+    field = MoveField(scene, ruleset, standing, zone_ids)
+    start = standing.start.xy
+    cost = _cost_grid(field, start, allowance)
+    inside = _traced(cost, allowance + m.tol)
+    keep_out = _keep_out(m, standing, zone_ids)
+    region = inside.difference(shapely.union_all([shape for _, shape in keep_out]))
+    region = _tidy(region)
+    return Reach(model_id, name, allowance, region, _limits(region, keep_out, allowance))
+
+
+def _cost_grid(
+    field: MoveField, start: tuple[float, float], allowance: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The route cost at every grid point over the allowance's circle (and a margin)."""
+    span = allowance + 3.0 * STEP_IN
+    n = math.ceil(span / STEP_IN)
+    xs = start[0] + STEP_IN * np.arange(-n, n + 1)
+    ys = start[1] + STEP_IN * np.arange(-n, n + 1)
+    gx, gy = np.meshgrid(xs, ys)
+    points = np.column_stack([gx.ravel(), gy.ravel()])
+    far = np.hypot(points[:, 0] - start[0], points[:, 1] - start[1])
+    cost = np.full(len(points), np.inf)
+    near = far <= span
+    bound = allowance + 2.0 * STEP_IN
+    cost[near] = route_costs(start, field, points[near], bound)
+    # A point no route reaches (inside an obstacle, mostly): the nearest point outside
+    # what blocks it, and the way in from there.
+    blocked = _blocking(field, start, span)
+    lost = np.flatnonzero(near & ~np.isfinite(cost))
+    if len(lost) and blocked is not None:
+        at = shapely.points(points[lost])
+        inside = shapely.contains(blocked, at)
+        lost, at = lost[inside], at[inside]
+        if len(lost):
+            edge = shapely.get_coordinates(shapely.shortest_line(at, blocked.boundary))[1::2]
+            out = edge + 1e-3 * _unit(edge - points[lost])  # (past the outline's chords)
+            way = route_costs(start, field, out, bound)
+            cost[lost] = way + np.hypot(*(points[lost] - out).T)
+    # past the bound, as far as the straight line at least (keeps the trace outside)
+    cost = np.where(np.isfinite(cost), cost, np.maximum(far, bound) + STEP_IN)
+    return xs, ys, cost.reshape(gx.shape)
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    length = np.hypot(v[:, 0], v[:, 1])
+    return np.asarray(v / np.maximum(length, 1e-12)[:, None])
+
+
+def _blocking(field: MoveField, start: tuple[float, float], span: float) -> BaseGeometry | None:
+    """Everything a route may not cross within ``span`` of the start, as one shape."""
+    near = field.near(start, start, 2.0 * span)
+    shapes = [
+        o.core_for(lower=True).buffer(o.radius_in, quad_segs=32)
+        if o.radius_in > 0
+        else o.core_for(lower=True)
+        for o in near.obstacles
+    ]
+    return shapely.union_all(shapes) if shapes else None
+
+
+def _traced(grid: tuple[np.ndarray, np.ndarray, np.ndarray], allowance: float) -> BaseGeometry:
+    """The region where the route cost is within the allowance, traced between grid points."""
+    xs, ys, cost = grid
+    generator = contourpy.contour_generator(xs, ys, cost, fill_type=contourpy.FillType.OuterOffset)
+    filled = generator.filled(-1.0, allowance)
+    out = []
+    for points, offset in zip(filled[0], filled[1], strict=True):
+        assert points is not None and offset is not None
+        rings = [points[a:b] for a, b in itertools.pairwise(offset.tolist())]
+        if len(rings[0]) >= 4:
+            out.append(Polygon(rings[0], [r for r in rings[1:] if len(r) >= 4]))
+    return shapely.make_valid(shapely.union_all(out)) if out else Polygon()
+
+
+def _keep_out(m: Measure, mover: Model, zone_ids: frozenset[str]) -> list[tuple[str, BaseGeometry]]:
+    """Where the move may not end, each with what it is: off the table, on another base,
+    in a zone it must keep out of, inside terrain it cannot stand in, over a gap, on a top
+    too narrow to rest on. Each is what the referee flags: past the tolerance."""
+    r, tol = mover.base.radius_in, m.tol
+    scene, zone, movement = m.scene, m.rules.zone, m.rules.movement
+    out: list[tuple[str, BaseGeometry]] = []
+    if not movement.may_leave_table:
+        t, inset = scene.table, r - tol
+        edge = shapely.box(-1e3, -1e3, t.width_in + 1e3, t.depth_in + 1e3).difference(
+            shapely.box(inset, inset, t.width_in - inset, t.depth_in - inset)
+        )
+        out.append(("the table's edge", edge))
+    for other in scene.models:
+        if other.id == mover.id:
+            continue
+        if other.id in zone_ids and zone is not None:
+            grown = other.base.inflated(other.pose, zone.range_in - tol + r, "inner")
+            out.append((f"{other.id}'s {inches(zone.range_in)} zone", grown))
+        elif abs(other.pose.z - mover.start.z) < SAME_LEVEL_IN:
+            out.append((f"{other.id}'s base", other.base.inflated(other.pose, r - tol, "inner")))
+    narrow = movement.rest_min_top_fraction
+    for piece in scene.terrain:
+        if piece.has("impassable"):
+            out.append((piece.id, piece.polygon.buffer(r - tol, quad_segs=16)))
+        elif piece.has("climbable"):
+            side = piece.polygon.buffer(r - tol, quad_segs=16).difference(piece.polygon)
+            too_narrow = narrow is not None and piece.width_in < narrow * 2.0 * r - tol
+            out.append((piece.id, piece.polygon.union(side) if too_narrow else side))
+        elif piece.has("gap"):
+            out.append((piece.id, piece.polygon))
+    return out
+
+
+def _tidy(region: BaseGeometry) -> BaseGeometry:
+    """Polygons only, without slivers thinner than a thousandth of an inch."""
+    parts = [
+        g for g in getattr(region, "geoms", [region]) if isinstance(g, Polygon) and g.area > 1e-6
+    ]
+    if not parts:
+        return Polygon()
+    return parts[0] if len(parts) == 1 else MultiPolygon(parts)
+
+
+def _limits(
+    region: BaseGeometry, keep_out: list[tuple[str, BaseGeometry]], allowance: float
+) -> tuple[tuple[str, float], ...]:
+    """What bounds the region, each with its share of the region's edge: the allowance
+    (the traced edge), and each thing it may not end in."""
+    edge = region.boundary
+    total = float(edge.length)
+    if total <= 0.0:
+        return ()
+    shares: dict[str, float] = {}
+    for what, shape in keep_out:
+        along = float(edge.intersection(shape.buffer(2e-3)).length)
+        if along > 1e-3:
+            shares[what] = along / total
+    rest = max(0.0, 1.0 - sum(shares.values()))
+    if rest > 1e-3:
+        shares[f"its {inches(allowance)} allowance"] = rest
+    return tuple(sorted(shares.items(), key=lambda kv: -kv[1]))
