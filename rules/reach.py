@@ -99,6 +99,11 @@ class Reach:
 def reach(scene: Scene, ruleset: Ruleset, model_id: str, action: str | None = None) -> Reach:
     """Where ``model_id`` may end a move by ``action`` (its declared action by default)
     from where it stands. Raises ``InputError`` naming an unknown model or action."""
+    if ruleset.grid is not None:
+        raise InputError(
+            f"game: {ruleset.title} is played on squares; reach is worked out in inches, "
+            "for the games measured with a tape"
+        )
     mover = scene.get(model_id)
     if mover is None:
         known = ", ".join(m.id for m in scene.models)
@@ -250,3 +255,31 @@ def _limits(
     if rest > 1e-3:
         shares[f"its {inches(allowance)} allowance"] = rest
     return tuple(sorted(shares.items(), key=lambda kv: -kv[1]))
+
+
+def reach_svg(found: Reach, scene: Scene) -> str:
+    """The table seen from above with the region shaded: terrain in grey, bases as
+    circles (the model's in blue), 20 px to the inch, y up as on the table."""
+    px = 20.0
+    w, d = scene.table.width_in, scene.table.depth_in
+
+    def path(shape: BaseGeometry, style: str) -> str:
+        parts = getattr(shape, "geoms", [shape])
+        rings = []
+        for part in parts:
+            for ring in [part.exterior, *part.interiors]:
+                xy = " ".join(f"{x * px:.1f},{(d - y) * px:.1f}" for x, y in ring.coords)
+                rings.append(f"M{xy}Z")
+        return f'<path d="{" ".join(rings)}" {style} fill-rule="evenodd"/>' if rings else ""
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{w * px:.0f}" height="{d * px:.0f}">',
+        f'<rect width="{w * px:.0f}" height="{d * px:.0f}" fill="#f4f1ea" stroke="#555"/>',
+    ]
+    out += [path(t.polygon, 'fill="#9a9a9a" stroke="#444"') for t in scene.terrain]
+    out.append(path(found.region, 'fill="#2f7de1" fill-opacity="0.35" stroke="#2f7de1"'))
+    for m in scene.models:
+        colour = "#2f7de1" if m.id == found.model else "#333"
+        out.append(path(m.base.footprint(m.pose), f'fill="none" stroke="{colour}"'))
+    out.append("</svg>")
+    return "\n".join(x for x in out if x)

@@ -106,6 +106,54 @@ def check(scenario: Path, ruleset_path: Path | None, as_json: bool) -> None:
         click.echo(verdict.to_text(loaded.ruleset.title))
 
 
+@main.command("reach")
+@click.argument("scenario", type=FilePath(dir_okay=False, path_type=Path))
+@click.option("--model", "model_id", required=True, help="The id of the model, as in SCENARIO.")
+@click.option("--action", help="move, charge, dash, ... as the game has them [default: declared].")
+@click.option("--ruleset", "ruleset_path", type=FilePath(path_type=Path), help=RULESET_HELP)
+@click.option("--geojson", "geojson_path", type=OutputPath(dir_okay=False, path_type=Path),
+              help="Write the region as a GeoJSON Feature, in table inches.")  # fmt: skip
+@click.option("--svg", "svg_path", type=OutputPath(dir_okay=False, path_type=Path),
+              help="Write the table with the region shaded, as SVG.")  # fmt: skip
+def reach_command(
+    scenario: Path,
+    model_id: str,
+    action: str | None,
+    ruleset_path: Path | None,
+    geojson_path: Path | None,
+    svg_path: Path | None,
+) -> None:
+    """Where a model may legally end a move: the region of the table, and what limits it.
+
+    Every point its base's centre can end at by the shortest legal route within the
+    action's allowance (round and over terrain and models, through difficult ground and
+    up levels at their cost, out of the zones it must keep out of), its base on the table
+    and clear of other bases and terrain. Models stand where SCENARIO starts them.
+    """
+    from tablesight.rules.errors import InputError
+    from tablesight.rules.reach import reach, reach_svg
+    from tablesight.rules.ruleset import load_ruleset_file
+    from tablesight.rules.scenario import Scenario
+
+    try:
+        ruleset = load_ruleset_file(ruleset_path) if ruleset_path else None
+        loaded = Scenario.from_file(scenario, ruleset)
+        found = reach(loaded.scene, loaded.ruleset, model_id, action)
+    except InputError as exc:
+        fail(str(exc))
+    click.echo(found.explain())
+    for path, text in (
+        (geojson_path, lambda: json.dumps(found.to_geojson(), indent=1)),
+        (svg_path, lambda: reach_svg(found, loaded.scene)),
+    ):
+        if path is not None:
+            try:
+                path.write_text(text() + "\n", encoding="utf-8")
+            except OSError as exc:
+                fail(f"{path}: cannot write: {exc.strerror}")
+            click.echo(f"wrote {path}")
+
+
 @main.command()
 @click.argument("image", type=FilePath(dir_okay=False, path_type=Path))
 @click.option("--table", "table_path", type=FilePath(path_type=Path), help="table.toml")
