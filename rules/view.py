@@ -19,6 +19,7 @@ from shapely.geometry import Point
 
 from tablesight.rules.coherency import in_coherency, rise_between, spanning_tree
 from tablesight.rules.geometry import Base, Pose, centre_to_base, edge_distance
+from tablesight.rules.levels import Climb
 from tablesight.rules.measure import Measure
 from tablesight.rules.scene import Model, Scene
 from tablesight.rules.session import Session
@@ -114,9 +115,48 @@ def _model(session: Session, m: Model, scene: Scene) -> dict[str, Any]:
             "allowance_in": round(report.allowance, 3),
             "straight_in": round(report.straight, 3),
             "shortest_in": None if report.shortest_path is None else round(report.shortest_path, 3),
-            "route": [[round(x, 4), round(y, 4)] for x, y in report.route],
+            "route": [[round(float(x), 4), round(float(y), 4)] for x, y in report.route],
+            "climbs": [climb_view(c) for c in report.climbs],
         },
     }
+
+
+def climb_view(climb: Climb) -> dict[str, Any]:
+    """One change of level along a measured route, for a view to mark where it happens:
+    ``at`` (the route's point, in inches), from and to which height, the rise (up is
+    positive), what it cost the move, and its ``label`` (:func:`climb_label`)."""
+    return {
+        "at": [round(climb.at[0], 4), round(climb.at[1], 4)],
+        "from_in": round(climb.from_in, 3),
+        "to_in": round(climb.to_in, 3),
+        "rise_in": round(climb.rise_in, 3),
+        "cost_in": round(climb.cost_in, 3),
+        "label": climb_label(climb.rise_in, climb.cost_in),
+    }
+
+
+def _inches1(value: float) -> str:
+    """Inches as a tape reads them, to a tenth or, where it matters, a hundredth, with
+    the inch mark: 2.0 is '2.0"', 1.25 is '1.25"'."""
+    text = f"{value:.2f}"
+    return (text[:-1] if text.endswith("0") else text) + '"'
+
+
+def climb_label(rise_in: float, cost_in: float) -> str:
+    """A climb's mark as players read it: the rise, signed ('+2.0"' up, '-2.0"' down), and
+    what it cost where that is not the height: '+1.0" free', '+4.0" costs 8.0"'.
+
+    >>> climb_label(2.0, 2.0), climb_label(-2.0, 2.0), climb_label(1.0, 0.0)
+    ('+2.0"', '-2.0"', '+1.0" free')
+    >>> climb_label(4.0, 8.0), climb_label(-1.25, 0.0)
+    ('+4.0" costs 8.0"', '-1.25" free')
+    """
+    rise = ("+" if rise_in > 0 else "-") + _inches1(abs(rise_in))
+    if abs(cost_in - abs(rise_in)) < 0.005:
+        return rise
+    if abs(cost_in) < 0.005:
+        return f"{rise} free"
+    return f"{rise} costs {_inches1(cost_in)}"
 
 
 def stands_text(model: Model, scene: Scene) -> str:
@@ -184,11 +224,15 @@ def links(session: Session, scene: Scene) -> list[dict[str, Any]]:
 
 
 def flags(session: Session) -> list[dict[str, Any]]:
-    """The findings open now, with the numbers as they stand and the players' decision."""
+    """The findings open now, with the numbers as they stand and the players' decision;
+    ``of_move`` marks those found of the model's move this phase (not its unit's, nor an
+    earlier phase's), whose measured route the views draw."""
     unit = "sq" if session.ruleset.grid is not None else "in"
     out = []
     for event, f in session.flags():
-        caption = flag_caption(f.rule, f.measured, f.limit, f.uncertainty, f.other, unit)
+        caption = flag_caption(
+            f.rule, f.measured, f.limit, f.uncertainty, f.other, unit, message=f.message
+        )
         if caption is None:  # no numbers: the finding's own sentence, less the model's name
             headline = f.message
             caption = f.message.removeprefix(f.model).lstrip(" ") or f.message
@@ -211,6 +255,8 @@ def flags(session: Session) -> list[dict[str, Any]]:
                 "caption": caption,
                 "headline": headline,
                 "decision": session.decisions.get(event.id),
+                # a finding of the model's move this phase: the views draw that move's route
+                "of_move": any(f is g for g in session.open_findings.get(f.model, ())),
             }
         )
     return out
@@ -241,22 +287,28 @@ def flag_caption(
     uncertainty: float | None,
     other: str | None,
     unit: str = "in",
+    *,
+    message: str = "",
 ) -> str | None:
     """What a flag says to viewers, after its model's name (a broadcast's words, no
     slashes): "moved 7.08 in, allowed 5". A caption that starts "'s " is possessive
-    ("'s charge ended 0.50 in from krotos, must stop 1 away"). None without numbers."""
+    ("'s charge ended 0.50 in from krotos, must stop 1 away"). None without numbers.
+
+    A rule whose findings say different things with the same numbers (a charge: too far,
+    stopped short of its full distance, away from its target, the long way round) is told
+    apart by the finding's ``message``, which names the text it holds the move to."""
     if measured is None or limit is None:
         return None
     m, lim = f"{measured:.2f} {unit}", _n(limit)
     them = other or "another model"
     about = f"about {m}" if uncertainty else m
     match rule:
+        case "movement" if _BEYOND_THE_SEARCH in message:
+            return f"needs over {m}, allowed {lim}"
         case "movement":
             return f"moved {about}, allowed {lim}"
-        case "charge" if measured < limit:
-            return f"'s charge ended {about} from {them}, must stop {lim} away"
         case "charge":
-            return f"'s charge fell short: {about} from {them}, needed {lim}"
+            return _charge_caption(measured, limit, about, them, unit, message)
         case "control_zone":
             return f"ended {about} from {them}, inside its {lim} {unit} zone"
         case "close_call":
@@ -279,6 +331,43 @@ def flag_caption(
             return f"was {about} from {them}, the most is {lim}"
         case _:
             return f"{rule.replace('_', ' ')}: {about}, allowed {lim}"
+
+
+#: How each charge finding of :mod:`tablesight.rules.checks` and
+#: :mod:`tablesight.rules.movement` says what it holds the move to (its message's words),
+#: by what it is: away from its target, the long way round, stopped before its full
+#: distance, too far, no route within the search, closer than it must stop.
+_TOWARD = "a charge moves toward its target"
+_SHORTEST_ROUTE = "a charge should take the shortest route possible"
+_FULL_DISTANCE = "a failed charge must still move the full distance"
+_BY_THE_SHORTEST_PATH = "by the shortest legal path; its"
+_BEYOND_THE_SEARCH = "shortest legal path is longer than"
+_STOP_SHORT = "made no base contact"
+
+
+def _charge_caption(
+    measured: float, limit: float, about: str, them: str, unit: str, message: str
+) -> str:
+    """A charge finding's caption (see :func:`flag_caption`): each kind in its own words,
+    told by its message; without one, by its numbers (nearer than its limit: it had to
+    stop short; else it fell short)."""
+    m, lim = f"{measured:.2f} {unit}", _n(limit)
+    if _TOWARD in message:  # measured: to base contact where it ended; limit: where it began
+        further = measured - limit
+        if round(further, 2) > 0:
+            return f"'s charge ended {further:.2f} {unit} further from {them} than it started"
+        return f"'s charge ended no nearer {them} than it started, {about} from contact"
+    if _SHORTEST_ROUTE in message:  # measured: the way it took; limit: the shortest route
+        return f"'s charge took {about} to reach {them}, the shortest route is {lim}"
+    if _FULL_DISTANCE in message:  # measured: how far it went; limit: its allowance
+        return f"'s failed charge stopped after {about}, it must go all {lim}"
+    if _BEYOND_THE_SEARCH in message:
+        return f"'s charge needs over {m}, allowed {lim}"
+    if _BY_THE_SHORTEST_PATH in message:  # its shortest legal path against its allowance
+        return f"'s charge moved {about}, allowed {lim}"
+    if _STOP_SHORT in message or (not message and measured < limit):
+        return f"'s charge ended {about} from {them}, must stop {lim} away"
+    return f"'s charge fell short: {about} from {them}, needed {lim}"
 
 
 def neighbours(session: Session, model_id: str, within_in: float = NEAR_IN) -> dict[str, Any]:

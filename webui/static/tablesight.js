@@ -101,8 +101,8 @@ const TS = (() => {
   // ...): a redraw updates them in place, so the shape under the pointer stays the same
   // element however often the state comes.
 
-  const LAYERS = ["edge", "terrain", "zones", "links", "reach", "rings", "bases", "marks",
-                  "measure", "leaders", "labels"];
+  const LAYERS = ["edge", "terrain", "zones", "links", "reach", "rings", "bases", "climbs",
+                  "marks", "measure", "leaders", "labels"];
 
   function layers(svg) {
     if (!svg._layers) {
@@ -326,12 +326,12 @@ const TS = (() => {
       return;
     }
     const colours = sideColours(state.session.sides);
-    const flagged = {};
+    const flagged = {}, routed = new Set();
     for (const f of state.flags) {
       if (f.decision === "dismiss") continue;
       (flagged[f.model] = flagged[f.model] || []).push(f);
+      if (f.of_move) routed.add(f.model);  // a flag on its move: its measured route is drawn
     }
-    const k = unitsPerPixel(svg), px = opts.fontPx || 14;
     sync(L.terrain, state.terrain.map((t) => ({
       key: t.id, tag: "path",
       attrs: { d: pathOf(t.polygon, map), class: "terrain-piece", "data-terrain": t.id } })));
@@ -344,22 +344,44 @@ const TS = (() => {
       return { key: `${l.a}-${l.b}`, tag: "line",
                attrs: { x1, y1, x2, y2, class: l.ok ? "link" : "link broken", "data-link": `${l.a}-${l.b}` } };
     }));
-    const reach = [];
+    // a move's reach (its allowance round its start, its start's outline) where it is
+    // selected (every moved model's on a broadcast); the route the judge measured there
+    // and wherever a flag is on the move, with a mark where it changes level (``climbs``)
+    const k = unitsPerPixel(svg), px = opts.fontPx || 14;
+    const reach = [], climbs = [], climbLabels = [], climbBoxes = [];
+    const CLIMB_PX = 5;
     for (const m of state.models) {
-      if (!m.move || !(opts.selected === m.id || (opts.allReach && m.moved))) continue;
-      reach.push({ key: `allowance:${m.id}`, tag: "path",
-                   attrs: { d: pathOf(ring(m.start[0], m.start[1], m.move.allowance_in), map),
-                            class: "allowance", "data-reach": m.id } });
-      if (m.move.route.length > 1) {
-        reach.push({ key: `route:${m.id}`, tag: "path",
-                     attrs: { d: pathOf(m.move.route, map, false), class: "route", "data-route": m.id } });
+      if (!m.move) continue;
+      const reached = opts.selected === m.id || (opts.allReach && m.moved);
+      if (reached) {
+        reach.push({ key: `allowance:${m.id}`, tag: "path",
+                     attrs: { d: pathOf(ring(m.start[0], m.start[1], m.move.allowance_in), map),
+                              class: "allowance", "data-reach": m.id } });
       }
-      if (m.start_outline) {
+      if ((reached || routed.has(m.id)) && m.move.route.length > 1) {
+        reach.push({ key: `route:${m.id}`, tag: "path",
+                     attrs: { d: pathOf(m.move.route, map, false),
+                              class: routed.has(m.id) ? "route flagged" : "route", "data-route": m.id } });
+        (m.move.climbs || []).forEach((c, i) => {
+          const [x, y] = map(c.at[0], c.at[1]), s = CLIMB_PX * k, up = c.rise_in > 0;
+          const tip = up ? -s : s, foot = up ? 0.8 * s : -0.8 * s;  // a triangle pointing up or down
+          const key = `${m.id}:${i}`;
+          climbs.push({ key, tag: "path",
+                        attrs: { d: `M${x.toFixed(2)} ${(y + tip).toFixed(2)} L${(x + s).toFixed(2)} ${(y + foot).toFixed(2)} ` +
+                                    `L${(x - s).toFixed(2)} ${(y + foot).toFixed(2)} Z`,
+                                 class: `climb ${up ? "up" : "down"}`, "data-climb": key, "data-model": m.id } });
+          climbBoxes.push({ owner: `climb:${key}`, box: [x - s, y - s, x + s, y + s] });
+          climbLabels.push({ key: `climb-label:${key}`, owner: `climb:${key}`, text: c.label, anchor: [x, y],
+                             r: s, cls: "climb-label", data: { "data-climb": key } });
+        });
+      }
+      if (reached && m.start_outline) {
         reach.push({ key: `ghost:${m.id}`, tag: "path",
                      attrs: { d: pathOf(m.start_outline, map), class: "ghost" } });
       }
     }
     sync(L.reach, reach);
+    sync(L.climbs, climbs);
 
     // bases in their side's colour; a flagged one keeps it, ringed and badged in the flag's
     const rings = [], bases = [], marks = [], names = [];
@@ -420,13 +442,13 @@ const TS = (() => {
                         data: { "data-flag": f.id } });
         }
       }
-      labels.push(...names);
+      labels.push(...names, ...climbLabels);  // a climb's label last: it yields to the models'
     }
     // placed once the newest poses have moved the bases (the page's ``move`` right after
     // this), or at the end of this task where no poses follow (the replay)
     const kept = svg._labelling ? svg._labelling.kept : new Map();
     forget(svg);
-    const S = svg._labelling = { labels, outlines, badges, moved: new Map(), px, k, kept,
+    const S = svg._labelling = { labels, outlines, badges, climbs: climbBoxes, moved: new Map(), px, k, kept,
                                  bounds: opts.bounds || [-Infinity, -Infinity, Infinity, Infinity],
                                  due: true, placed: -Infinity, at: new Map(), follow: new Map(), timer: null };
     queueMicrotask(() => { if (svg._labelling === S && S.due) layout(svg); });
@@ -469,7 +491,10 @@ const TS = (() => {
       const x = bx + dx, y = by + dy;
       obstacles.push({ owner: id, box: [x - br, y - br, x + br, y + br] });
     }
-    const labels = S.labels.map((lab) => (lab.owner ? { ...lab, anchor: where.get(lab.owner).centre } : lab));
+    obstacles.push(...S.climbs);  // a route's climb marks stand where they are drawn
+    // a model's labels go round where it stands now; others (the measure's, a climb's)
+    // round their own point
+    const labels = S.labels.map((lab) => (where.has(lab.owner) ? { ...lab, anchor: where.get(lab.owner).centre } : lab));
     const done = place(labels, obstacles, S.bounds, px, k, S.kept);
     const texts = [], leaders = [];
     let unplaced = 0;
@@ -494,7 +519,7 @@ const TS = (() => {
         const dx = nx - p.anchor[0], dy = ny - p.anchor[1];
         // from the outline's farthest point towards the label (its edge, for a convex base)
         let from = [p.anchor[0] + dx, p.anchor[1] + dy], most = -Infinity;
-        for (const q of p.owner ? where.get(p.owner).pts : [p.anchor]) {
+        for (const q of where.has(p.owner) ? where.get(p.owner).pts : [p.anchor]) {
           const along = (q[0] - p.anchor[0]) * dx + (q[1] - p.anchor[1]) * dy;
           if (along > most) { most = along; from = q; }
         }
@@ -710,6 +735,11 @@ const TS = (() => {
     html("div", m.stands, card);
     html("div", m.move ? `moved ${num(m.move.shortest_in)} in of ${num(m.move.allowance_in)} ` +
       `(straight ${num(m.move.straight_in)})` : "", card);
+    const climbs = m.move && m.move.climbs ? m.move.climbs : [];
+    if (climbs.length) {
+      html("div", "climbs " + climbs.map((c) => `${c.label} at (${num(c.at[0])}, ${num(c.at[1])})`).join(", "),
+           card).dataset.testid = "climbs";
+    }
     const near = html("table", null, card);
     near.dataset.testid = "near";
     for (const n of info.near) {
