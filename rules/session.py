@@ -358,12 +358,14 @@ class SessionState:
         ),
     )
     #: The event that raised each finding still open, by the finding's key.
-    flag_events: dict[tuple[str, str, str | None], int] = field(
+    flag_events: dict[tuple[str, str, str | None, bool], int] = field(
         default_factory=dict,
         metadata=_keep(
             copy=_copied,
             dump=lambda d: [[*k, v] for k, v in d.items()],
-            load=lambda rows: {(r, m, o): i for r, m, o, i in rows},
+            # (rows of four are from before advisories were told apart: their findings
+            # load as violations too)
+            load=lambda rows: {(*r[:3], bool(r[3]) if len(r) == 5 else False): r[-1] for r in rows},
         ),
     )
     #: What the players decided about a flag, by its event id: "accept" or "dismiss".
@@ -834,7 +836,7 @@ class Session(SessionState):
         ]
         emitted = self._emit(*events)
         for e in emitted:
-            key = (e.rule or "", e.model or "", e.other)
+            key = (e.rule or "", e.model or "", e.other, e.kind == "advisory")
             if e.kind == "resolved":
                 self.flag_events.pop(key, None)
             elif e.kind in FLAG_KINDS:
@@ -847,9 +849,10 @@ class Session(SessionState):
         return numbered
 
 
-def _key(f: Finding) -> tuple[str, str, str | None]:
-    """What makes a finding the same one again: its rule, model and other model."""
-    return (f.rule, f.model, f.other)
+def _key(f: Finding) -> tuple[str, str, str | None, bool]:
+    """What makes a finding the same one again: its rule, model and other model, and
+    whether it is told as an advisory (a charge may be both illegal and failed)."""
+    return (f.rule, f.model, f.other, f.advisory)
 
 
 def _found(verdict: Verdict) -> list[Finding]:

@@ -64,6 +64,9 @@ class Finding:
     limit: float | None = None
     #: How far ``measured`` may be off, in inches, when the positions are uncertain.
     uncertainty: float | None = None
+    #: Told as an advisory (a consequence, a close call), not as a violation: a move may
+    #: draw both under one rule (a charge that went away is illegal, and failed).
+    advisory: bool = False
 
     def to_dict(self) -> dict[str, object]:
         out = asdict(self)
@@ -213,7 +216,7 @@ class Findings:
         limit: float | None = None,
     ) -> None:
         """Record an advisory: a consequence to resolve, or a call too close to make."""
-        self.advisories.append(Finding(rule, model, message, other, measured, limit))
+        self.advisories.append(Finding(rule, model, message, other, measured, limit, advisory=True))
 
 
 def _count(n: int, one: str, many: str) -> str:

@@ -311,3 +311,26 @@ def test_an_older_match_files_snapshot_restores_as_it_stood_then(age):
     restored.restore(saved, list(s.events))
     assert restored.snapshot() == s.snapshot()
     assert [e.id for e, _ in restored.flags()] == [2]
+
+
+def test_a_charge_away_is_both_illegal_and_failed_and_both_are_listed():
+    # Trench Crusade: a charges e (12" away edge to edge: 17 - 5 - 1 = 11) with a 6 on
+    # the bonus, but walks 3" away from it: the charge "toward the target" is broken (a
+    # violation, 14 in from contact, 3 further than the 11 it started), and the charge
+    # failed (an advisory). One rule, one model, one target: two flags, each its own.
+    s = game()
+    s.start_phase(0.0, 0)
+    s.declare(0.5, 15, "a", action="charge", target="e", roll=6)
+    events = s.moved(1.0, 30, "a", Pose(2, 5))
+    flags = [(e.kind, e.rule) for e in events if e.kind in ("violation", "advisory")]
+    assert flags == [("violation", "charge"), ("advisory", "charge")]
+    listed = s.flags()
+    assert [(e.kind, f.rule, f.advisory) for e, f in listed] == [
+        ("violation", "charge", False),
+        ("advisory", "charge", True),
+    ]
+    assert len({e.id for e, _ in listed}) == 2
+    # moved back on target: the violation resolves, the failed charge stays (still short)
+    back = s.moved(2.0, 60, "a", Pose(8, 5))
+    assert [(e.kind, e.rule) for e in back if e.kind == "resolved"] == [("resolved", "charge")]
+    assert [(e.kind, f.advisory) for e, f in s.flags()] == [("advisory", True)]
