@@ -55,6 +55,20 @@ def bench_rules(seed: int = 7, repeats: int = 3) -> None:
     click.echo(report(run_grid(seed=seed)))
 
 
+@bench.command("reach")
+@click.option("--seed", default=7, show_default=True, help="Seed of the generated table.")
+@click.option("--repeats", default=3, show_default=True, help="Times each reach is worked out.")
+def bench_reach(seed: int = 7, repeats: int = 3) -> None:
+    """Working out where models may move: every model of the sample scenarios, each of 40
+    models on a table with ten terrain pieces, and a side of ten (about 30 s)."""
+    from tablesight.rig.reachbench import run
+    from tablesight.rig.rulesbench import report
+
+    _about("bench reach: working out reach on the samples and a generated table, about 30 s")
+    click.echo("Reach of a model for its move (rules core, one core), this machine:")
+    click.echo(report(run(seed=seed, repeats=repeats)))
+
+
 @bench.command("detect")
 def bench_detect() -> None:
     """Detecting and mapping one rendered 1080p and 4K frame against OpenCV's raw

@@ -65,7 +65,9 @@ class Levels:
         for poly in self.polys:
             shapely.prepare(poly)
         self.heights = np.asarray([v.height_in for v in levels], dtype=float)
+        self.boxes = np.asarray([v.polygon.bounds for v in levels], dtype=float).reshape(-1, 4)
         rings = [ring(v.polygon) for v in levels]
+        self.level_edges = [np.stack([r, np.roll(r, -1, axis=0)], axis=1) for r in rings]
         self.edges = (
             np.concatenate([np.stack([r, np.roll(r, -1, axis=0)], axis=1) for r in rings])
             if rings
@@ -117,15 +119,18 @@ class Levels:
 
     def climb_costs(self, p: np.ndarray, q: np.ndarray) -> np.ndarray:
         """What the climbs of each straight run p[i]-q[i] cost."""
-        heights, _ = self.profile(p, q)
+        cost = np.zeros(len(p))
+        near = np.flatnonzero(touching_boxes(p, q, self.boxes))
+        if not len(near):
+            return cost
+        heights, _ = self.profile(p[near], q[near])
         a, b = heights[:, :-1], heights[:, 1:]
         change = np.abs(b - a) > 1e-9
-        cost = np.zeros(heights.shape[0])
         if change.any():
             rises = (b - a)[change]
             unique, back = np.unique(np.round(rises, 9), return_inverse=True)
             costs = np.asarray([self.climb(float(r)) for r in unique])[back]
-            np.add.at(cost, np.nonzero(change)[0], costs)
+            np.add.at(cost, near[np.nonzero(change)[0]], costs)
         return cost
 
     def profile(self, p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -164,7 +169,9 @@ class Levels:
         """Which runs p[i]-q[i] press a base into a level's side without climbing onto it."""
         bad = np.zeros(len(p), dtype=bool)
         segs = shapely.linestrings(np.stack([p, q], axis=1))
-        for level, poly, over in zip(self.levels, self.polys, self.over, strict=True):
+        for k, (level, poly, over) in enumerate(
+            zip(self.levels, self.polys, self.over, strict=True)
+        ):
             if level.side_in <= GRAZE_IN:
                 continue
             near = np.flatnonzero(~bad & (shapely.distance(segs, poly) < level.side_in - GRAZE_IN))
@@ -172,7 +179,7 @@ class Levels:
                 continue
             # climbing onto it: a run that goes over it, or starts or ends on it
             onto = (
-                (shapely.length(shapely.intersection(segs[near], poly)) > 1e-9)
+                _goes_over(p[near], q[near], poly, self.level_edges[k])
                 | shapely.intersects_xy(poly, p[near, 0], p[near, 1])
                 | shapely.intersects_xy(poly, q[near, 0], q[near, 1])
             )
@@ -193,6 +200,29 @@ class Levels:
             d = shapely.distance(points, poly)
             bad |= (d > 1e-9) & (d < level.side_in - 1e-6) & (heights < level.height_in - 1e-9)
         return bad
+
+
+def touching_boxes(p: np.ndarray, q: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+    """Which segments p[i]-q[i] have a bounding box meeting one of ``boxes`` (rows of
+    x0, y0, x1, y1): the only ones that may cross what lies in them."""
+    lo, hi = np.minimum(p, q), np.maximum(p, q)
+    return np.asarray(
+        (
+            (lo[:, None, 0] <= boxes[None, :, 2])
+            & (hi[:, None, 0] >= boxes[None, :, 0])
+            & (lo[:, None, 1] <= boxes[None, :, 3])
+            & (hi[:, None, 1] >= boxes[None, :, 1])
+        ).any(axis=1)
+    )
+
+
+def _goes_over(p: np.ndarray, q: np.ndarray, polygon: Polygon, edges: np.ndarray) -> np.ndarray:
+    """Which segments p[i]-q[i] run some length over ``polygon`` (whose edges are ``edges``)."""
+    t = cuts(p, q, edges)
+    middles = p[:, None, :] + ((t[:, :-1] + t[:, 1:]) / 2.0)[:, :, None] * (q - p)[:, None, :]
+    over = shapely.contains_xy(polygon, middles[..., 0], middles[..., 1])
+    long = (t[:, 1:] - t[:, :-1]) * np.hypot(*(q - p).T)[:, None] > 1e-9
+    return np.asarray((over & long).any(axis=1))
 
 
 def cuts(p: np.ndarray, q: np.ndarray, edges: np.ndarray) -> np.ndarray:

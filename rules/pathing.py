@@ -54,7 +54,16 @@ import shapely
 from shapely.geometry import LineString, Point, Polygon
 from shapely.geometry.base import BaseGeometry
 
-from tablesight.rules.levels import XY, Climb, ClimbCost, Level, Levels, cuts, ring
+from tablesight.rules.levels import (
+    XY,
+    Climb,
+    ClimbCost,
+    Level,
+    Levels,
+    cuts,
+    ring,
+    touching_boxes,
+)
 
 #: How far a path may graze into an obstacle without counting (rounding of tangents).
 GRAZE_IN = 1e-7
@@ -234,10 +243,10 @@ def shortest_path(
     return Path(cost + ends_in, lower_cost + ends_in, points, climbs)
 
 
-def route_costs(start: XY, field: Field, points: np.ndarray, bound_in: float) -> np.ndarray:
-    """What the shortest legal route from ``start`` to each of ``points`` (N, 2) costs,
-    for every point it costs at most ``bound_in`` to reach (inf where none does, or no
-    route does; a few points just past the bound may be given theirs too).
+def route_costs(start: XY, field: Field, bound_in: float) -> Callable[[np.ndarray], np.ndarray]:
+    """What the shortest legal route from ``start`` to points costs: a function of the
+    points (N, 2) giving each its cost where that is at most ``bound_in`` (inf where none
+    is, or no route is; a few points just past the bound may be given theirs too).
 
     One search from the start finds every corner disc a route may bend round within the
     bound and what reaching it costs (:meth:`_Search.spread`); a route to a point then
@@ -250,7 +259,7 @@ def route_costs(start: XY, field: Field, points: np.ndarray, bound_in: float) ->
     near = field.near(start, start, 2.0 * bound_in)
     search = _Search(start, start, near, lower=False)
     legs = [leg for leg in search.spread(bound_in) if leg.g <= bound_in]
-    return search.costs_to(legs, np.asarray(points, dtype=float), bound_in)
+    return lambda points: search.costs_to(legs, np.asarray(points, dtype=float), bound_in)
 
 
 class _Search:
@@ -276,6 +285,7 @@ class _Search:
         self.region_polys = np.asarray([r.polygon for r in regions], dtype=object)
         self.region_weights = np.asarray([r.weight for r in regions], dtype=float)
         rings = [ring(r.polygon) for r in regions]
+        self.region_boxes = np.asarray([r.polygon.bounds for r in regions]).reshape(-1, 4)
         self.region_edges = (
             np.concatenate([np.stack([r, np.roll(r, -1, axis=0)], axis=1) for r in rings])
             if rings
@@ -435,11 +445,14 @@ class _Search:
         if not self.regions or not len(p):
             return np.asarray(cost)
         # each piece between the regions' edges weighed at its middle
-        t = cuts(p, q, self.region_edges)
-        middles = p[:, None, :] + ((t[:, :-1] + t[:, 1:]) / 2.0)[:, :, None] * (q - p)[:, None, :]
+        near = np.flatnonzero(touching_boxes(p, q, self.region_boxes))
+        a, b = p[near], q[near]
+        t = cuts(a, b, self.region_edges)
+        middles = a[:, None, :] + ((t[:, :-1] + t[:, 1:]) / 2.0)[:, :, None] * (b - a)[:, None, :]
         weights = self.weights_at(middles[..., 0], middles[..., 1])
-        pieces = (t[:, 1:] - t[:, :-1]) * np.hypot(*(q - p).T)[:, None]
-        return np.asarray(cost + ((weights - 1.0) * pieces).sum(axis=1))
+        pieces = (t[:, 1:] - t[:, :-1]) * np.hypot(*(b - a).T)[:, None]
+        cost[near] += ((weights - 1.0) * pieces).sum(axis=1)
+        return np.asarray(cost)
 
     # -- search ---------------------------------------------------------------------------
 

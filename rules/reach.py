@@ -32,12 +32,13 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import contourpy
 import numpy as np
 import shapely
-from shapely.geometry import MultiPolygon, Polygon
+from shapely.geometry import MultiPolygon, Point, Polygon
 from shapely.geometry.base import BaseGeometry
 
 from tablesight.rules.errors import InputError
@@ -50,6 +51,8 @@ from tablesight.rules.verdict import inches
 
 #: Grid spacing of the route costs, in inches.
 STEP_IN = 0.1
+#: Every how many grid steps the costs are first worked out (see ``_cost_grid``).
+COARSE = 4
 
 
 @dataclass(frozen=True)
@@ -121,7 +124,7 @@ def reach(scene: Scene, ruleset: Ruleset, model_id: str, action: str | None = No
     zone_ids = m.kept_out(standing, rules)
     field = MoveField(scene, ruleset, standing, zone_ids)
     start = standing.start.xy
-    cost = _cost_grid(field, start, allowance)
+    cost = _cost_grid(field, start, allowance + m.tol)
     inside = _traced(cost, allowance + m.tol)
     keep_out = _keep_out(m, standing, zone_ids)
     region = inside.difference(shapely.union_all([shape for _, shape in keep_out]))
@@ -130,36 +133,119 @@ def reach(scene: Scene, ruleset: Ruleset, model_id: str, action: str | None = No
 
 
 def _cost_grid(
-    field: MoveField, start: tuple[float, float], allowance: float
+    field: MoveField, start: tuple[float, float], level: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The route cost at every grid point over the allowance's circle (and a margin)."""
-    span = allowance + 3.0 * STEP_IN
-    n = math.ceil(span / STEP_IN)
+    """The route cost at every grid point over the circle of ``level`` (and a margin).
+
+    Worked out every ``COARSE`` steps first; a cell between those points whose costs all
+    lie well inside ``level``, or all well outside, and that no edge of anything crosses,
+    is filled in between its corners (the trace never passes through it); the others are
+    worked out point by point.
+    """
+    span = level + 3.0 * STEP_IN
+    n = COARSE * math.ceil(span / (STEP_IN * COARSE))
     xs = start[0] + STEP_IN * np.arange(-n, n + 1)
     ys = start[1] + STEP_IN * np.arange(-n, n + 1)
     gx, gy = np.meshgrid(xs, ys)
-    points = np.column_stack([gx.ravel(), gy.ravel()])
+    blocked = _blocking(field, start, span)
+    deep = None if blocked is None else blocked.buffer(-2.0 * STEP_IN)
+    # Costs are worked out up to past the widest margin a cell is judged with (below), so
+    # that a cell beyond them all is surely outside.
+    steepest = max([1.0, *(r.weight for r in field.regions)])
+    bound = level + COARSE * STEP_IN * math.sqrt(2.0) * steepest + STEP_IN
+    way = route_costs(start, field, bound)
+
+    def costs(points: np.ndarray) -> np.ndarray:
+        return _costs(way, start, points, bound, (blocked, deep), span)
+
+    cost = np.full(gx.shape, np.nan)
+    every = slice(None, None, COARSE)
+    cost[every, every] = costs(
+        np.column_stack([gx[every, every].ravel(), gy[every, every].ravel()])
+    ).reshape(gx[every, every].shape)
+    corners = cost[every, every]
+    lo = np.minimum.reduce([corners[:-1, :-1], corners[1:, :-1], corners[:-1, 1:], corners[1:, 1:]])
+    hi = np.maximum.reduce([corners[:-1, :-1], corners[1:, :-1], corners[:-1, 1:], corners[1:, 1:]])
+    # Each point of a cell lies within half its diagonal of a corner; the route cost
+    # changes by at most the ground's weight per inch, twice that round the end of a wall
+    # inside the cell.
+    lefts, bottoms = gx[every, every][:-1, :-1], gy[every, every][:-1, :-1]
+    rights, tops = gx[every, every][1:, 1:], gy[every, every][1:, 1:]
+    weight = np.ones(lo.shape)
+    for region in field.regions:
+        middle = shapely.contains_xy(region.polygon, (lefts + rights) / 2, (bottoms + tops) / 2)
+        weight = np.where(middle, np.maximum(weight, region.weight), weight)
+    margin = COARSE * STEP_IN * math.sqrt(2.0) * weight
+    unsure = ~((hi <= level - margin) | (lo >= level + margin))
+    cells = shapely.box(
+        gx[every, every][:-1, :-1],
+        gy[every, every][:-1, :-1],
+        gx[every, every][1:, 1:],
+        gy[every, every][1:, 1:],
+    )
+    edges = _edges(field, start, span)
+    if edges is not None:
+        unsure |= shapely.intersects(cells, edges)
+    rows, cols = np.nonzero(unsure)
+    fine = np.zeros(gx.shape, dtype=bool)
+    for dr in range(COARSE + 1):
+        for dc in range(COARSE + 1):
+            fine[rows * COARSE + dr, cols * COARSE + dc] = True
+    fine &= np.isnan(cost)
+    cost[fine] = costs(np.column_stack([gx[fine], gy[fine]]))
+    # the rest, between the corners of cells wholly inside or outside
+    t = (np.arange(2 * n + 1) % COARSE) / COARSE
+    k = np.minimum(np.arange(2 * n + 1) // COARSE, len(corners) - 2)
+    t = np.where(np.arange(2 * n + 1) // COARSE > len(corners) - 2, 1.0, t)
+    along = corners[:, k] * (1 - t) + corners[:, k + 1] * t
+    between = along[k, :] * (1 - t)[:, None] + along[k + 1, :] * t[:, None]
+    cost = np.where(np.isnan(cost), between, cost)
+    return xs, ys, cost
+
+
+def _costs(
+    way: Callable[[np.ndarray], np.ndarray],
+    start: tuple[float, float],
+    points: np.ndarray,
+    bound: float,
+    blocking: tuple[BaseGeometry | None, BaseGeometry | None],
+    span: float,
+) -> np.ndarray:
+    """The route cost to each point (``way`` works it out): within ``span`` of the start
+    exactly where at most ``bound``; a point just inside what blocks routes takes the cost
+    of the nearest point outside it and the way in from there (deeper in, where the move
+    may not end anyway, as far as the straight line); the rest at least the straight line."""
+    blocked, deep = blocking
     far = np.hypot(points[:, 0] - start[0], points[:, 1] - start[1])
     cost = np.full(len(points), np.inf)
     near = far <= span
-    bound = allowance + 2.0 * STEP_IN
-    cost[near] = route_costs(start, field, points[near], bound)
-    # A point no route reaches (inside an obstacle, mostly): the nearest point outside
-    # what blocks it, and the way in from there.
-    blocked = _blocking(field, start, span)
+    cost[near] = way(points[near])
     lost = np.flatnonzero(near & ~np.isfinite(cost))
     if len(lost) and blocked is not None:
         at = shapely.points(points[lost])
         inside = shapely.contains(blocked, at)
+        if deep is not None and not deep.is_empty:
+            inside &= ~shapely.contains(deep, at)
         lost, at = lost[inside], at[inside]
         if len(lost):
             edge = shapely.get_coordinates(shapely.shortest_line(at, blocked.boundary))[1::2]
             out = edge + 1e-3 * _unit(edge - points[lost])  # (past the outline's chords)
-            way = route_costs(start, field, out, bound)
-            cost[lost] = way + np.hypot(*(points[lost] - out).T)
+            cost[lost] = way(out) + np.hypot(*(points[lost] - out).T)
     # past the bound, as far as the straight line at least (keeps the trace outside)
-    cost = np.where(np.isfinite(cost), cost, np.maximum(far, bound) + STEP_IN)
-    return xs, ys, cost.reshape(gx.shape)
+    return np.where(np.isfinite(cost), cost, np.maximum(far, bound) + STEP_IN)
+
+
+def _edges(field: MoveField, start: tuple[float, float], span: float) -> BaseGeometry | None:
+    """The edges within ``span`` across which the route cost jumps or bends sharply
+    without anything blocking there: of the levels (a climb) and of difficult ground."""
+    around = Point(start).buffer(span)
+    lines = [v.polygon.boundary for v in field.levels if v.polygon.intersects(around)]
+    lines += [r.polygon.boundary for r in field.regions if r.polygon.intersects(around)]
+    if not lines:
+        return None
+    edges = shapely.union_all(lines)
+    shapely.prepare(edges)
+    return edges
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
@@ -247,10 +333,15 @@ def _limits(
     if total <= 0.0:
         return ()
     shares: dict[str, float] = {}
-    for what, shape in keep_out:
-        along = float(edge.intersection(shape.buffer(2e-3)).length)
+    touching: list[int] | np.ndarray
+    shapes = np.asarray([shape for _, shape in keep_out], dtype=object)
+    touching = (
+        np.flatnonzero(shapely.dwithin(shapes, edge, 2e-3)) if len(shapes) else np.zeros(0, int)
+    )
+    for k in touching:
+        along = float(edge.intersection(shapes[k].buffer(2e-3)).length)
         if along > 1e-3:
-            shares[what] = along / total
+            shares[keep_out[k][0]] = along / total
     rest = max(0.0, 1.0 - sum(shares.values()))
     if rest > 1e-3:
         shares[f"its {inches(allowance)} allowance"] = rest
