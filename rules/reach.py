@@ -149,6 +149,9 @@ def _cost_grid(
     gx, gy = np.meshgrid(xs, ys)
     blocked = _blocking(field, start, span)
     deep = None if blocked is None else blocked.buffer(-2.0 * STEP_IN)
+    for shape in (blocked, deep):
+        if shape is not None:
+            shapely.prepare(shape)
     # Costs are worked out up to past the widest margin a cell is judged with (below), so
     # that a cell beyond them all is surely outside.
     steepest = max([1.0, *(r.weight for r in field.regions)])
