@@ -45,7 +45,7 @@ from tablesight.rules.errors import InputError
 from tablesight.rules.field import MoveField
 from tablesight.rules.measure import SAME_LEVEL_IN, Measure
 from tablesight.rules.pathing import route_costs
-from tablesight.rules.ruleset import Ruleset
+from tablesight.rules.ruleset import ActionRules, Ruleset
 from tablesight.rules.scene import Model, Scene
 from tablesight.rules.verdict import inches
 
@@ -101,7 +101,52 @@ class Reach:
 
 def reach(scene: Scene, ruleset: Ruleset, model_id: str, action: str | None = None) -> Reach:
     """Where ``model_id`` may end a move by ``action`` (its declared action by default)
-    from where it stands. Raises ``InputError`` naming an unknown model or action."""
+    from where it starts in ``scene``. Raises ``InputError`` naming an unknown model or
+    action."""
+    mover, name, rules = _asked(scene, ruleset, model_id, action)
+    standing = dataclasses.replace(mover, action=name, end=None)
+    scene = _with(scene, standing)
+    m = Measure(scene, ruleset)
+    return _region(m, standing, name, m.allowance(standing, rules), m.kept_out(standing, rules))
+
+
+def threat(scene: Scene, ruleset: Ruleset, model_id: str) -> tuple[Reach, list[str]]:
+    """Where ``model_id``'s charge could end at most (the best roll of its die), and the
+    models of the other side it could reach: any of them may be its target, so their
+    zones are open to it, and a model is threatened where the region reaches its base."""
+    mover, _, _ = _asked(scene, ruleset, model_id, None)
+    charges = [name for name, a in ruleset.actions.items() if a.charge]
+    if not charges:
+        raise InputError(f"action: {ruleset.title} has no charge")
+    name = charges[0]
+    rules = ruleset.actions[name]
+    best = rules.roll_sides if rules.add_roll else None
+    standing = dataclasses.replace(mover, action=name, end=None, target=None, roll=best)
+    scene = _with(scene, standing)
+    m = Measure(scene, ruleset)
+    found = _region(m, standing, name, m.allowance(standing, rules), frozenset())
+    r = standing.base.radius_in + m.tol
+    threatened = [
+        x.id
+        for x in scene.models
+        if not x.is_friend_of(standing)
+        and found.region.intersects(x.base.inflated(x.pose, r, "outer"))
+    ]
+    return found, threatened
+
+
+def standing_now(scene: Scene) -> Scene:
+    """``scene`` with every model starting where it stands now (for the reach of a move
+    still to be made)."""
+    return dataclasses.replace(
+        scene, models=tuple(dataclasses.replace(m, start=m.pose, end=None) for m in scene.models)
+    )
+
+
+def _asked(
+    scene: Scene, ruleset: Ruleset, model_id: str, action: str | None
+) -> tuple[Model, str, ActionRules]:
+    """The model and the action asked for, or ``InputError`` naming what is wrong."""
     if ruleset.grid is not None:
         raise InputError(
             f"game: {ruleset.title} is played on squares; reach is worked out in inches, "
@@ -115,21 +160,26 @@ def reach(scene: Scene, ruleset: Ruleset, model_id: str, action: str | None = No
     rules = ruleset.action(name)
     if rules is None:
         raise InputError(f"action: {ruleset.no_such_action(name)}")
-    standing = dataclasses.replace(mover, action=name, end=None)
-    scene = dataclasses.replace(
-        scene, models=tuple(standing if m.id == model_id else m for m in scene.models)
+    return mover, name, rules
+
+
+def _with(scene: Scene, model: Model) -> Scene:
+    return dataclasses.replace(
+        scene, models=tuple(model if m.id == model.id else m for m in scene.models)
     )
-    m = Measure(scene, ruleset)
-    allowance = m.allowance(standing, rules)
-    zone_ids = m.kept_out(standing, rules)
-    field = MoveField(scene, ruleset, standing, zone_ids)
-    start = standing.start.xy
-    cost = _cost_grid(field, start, allowance + m.tol)
+
+
+def _region(
+    m: Measure, mover: Model, action: str, allowance: float, zone_ids: frozenset[str]
+) -> Reach:
+    """The reach of ``mover`` from its start within ``allowance``, keeping out of the
+    zones of ``zone_ids`` on the way and at the end."""
+    field = MoveField(m.scene, m.rules, mover, zone_ids)
+    cost = _cost_grid(field, mover.start.xy, allowance + m.tol)
     inside = _traced(cost, allowance + m.tol)
-    keep_out = _keep_out(m, standing, zone_ids)
-    region = inside.difference(shapely.union_all([shape for _, shape in keep_out]))
-    region = _tidy(region)
-    return Reach(model_id, name, allowance, region, _limits(region, keep_out, allowance))
+    keep_out = _keep_out(m, mover, zone_ids)
+    region = _tidy(inside.difference(shapely.union_all([shape for _, shape in keep_out])))
+    return Reach(mover.id, action, allowance, region, _limits(region, keep_out, allowance))
 
 
 def _cost_grid(

@@ -21,7 +21,7 @@ from shapely.geometry import Point
 
 from tablesight.rules.errors import InputError
 from tablesight.rules.geometry import Pose
-from tablesight.rules.reach import reach
+from tablesight.rules.reach import reach, threat
 from tablesight.rules.referee import Referee
 from tablesight.rules.scenario import Scenario
 
@@ -219,3 +219,16 @@ def test_the_reach_agrees_with_the_referee(game):
     print(f"\n{game}: {agree} of {agree + len(disagree)} points agree")
     assert agree > 300
     assert len(disagree) <= 0.005 * (agree + len(disagree)), disagree
+
+
+def test_threat_is_the_best_charge_and_names_who_it_reaches():
+    # Trench Crusade: e (Movement 6) charges with at best a 6: 12" (the cap), its
+    # targets' zones open. a stands 11" from e edge to edge (centres 12 apart): reached;
+    # b 13" (centres 14 apart): out of reach, 12.05 + 0.5 + 0.5 = 13.05 < 14.
+    models = [model("e", "blue", 10, 20), model("a", "red", 22, 20), model("b", "red", 10, 34)]
+    s = scenario("trench-crusade", models, size=(48, 40))
+    found, threatened = threat(s.scene, s.ruleset, "e")
+    assert found.allowance_in == 12.0 and found.action == "charge"
+    assert threatened == ["a"]
+    # a charge of 12 ends in contact with a: centres 1" apart, 11" along
+    assert found.region.contains(Point(21.0, 20))
