@@ -427,3 +427,53 @@ def reach_svg(found: Reach, scene: Scene) -> str:
         out.append(path(m.base.footprint(m.pose), f'fill="none" stroke="{colour}"'))
     out.append("</svg>")
     return "\n".join(x for x in out if x)
+
+
+class ReachCache:
+    """Reach and threat worked out again only when the model, or something within its
+    allowance, has moved (by more than a hundredth of an inch) or the terrain changed:
+    a table stands still nearly all the time, and a camera's poses jitter."""
+
+    def __init__(self, size: int = 64) -> None:
+        self.size = size
+        self._kept: dict[tuple[object, ...], object] = {}
+
+    def reach(self, scene: Scene, ruleset: Ruleset, model_id: str, action: str | None) -> Reach:
+        key = ("reach", action, *self._around(scene, ruleset, model_id, action))
+        found = self._kept.get(key)
+        if not isinstance(found, Reach):
+            found = reach(scene, ruleset, model_id, action)
+            self._keep(key, found)
+        return found
+
+    def threat(self, scene: Scene, ruleset: Ruleset, model_id: str) -> tuple[Reach, list[str]]:
+        key = ("threat", *self._around(scene, ruleset, model_id, None, threat=True))
+        found = self._kept.get(key)
+        if not isinstance(found, tuple):
+            found = threat(scene, ruleset, model_id)
+            self._keep(key, found)
+        return found
+
+    def _keep(self, key: tuple[object, ...], value: object) -> None:
+        if len(self._kept) >= self.size:
+            self._kept.pop(next(iter(self._kept)))
+        self._kept[key] = value
+
+    @staticmethod
+    def _around(
+        scene: Scene, ruleset: Ruleset, model_id: str, action: str | None, threat: bool = False
+    ) -> tuple[object, ...]:
+        """What the answer depends on: the game, the terrain, the model as it stands and
+        every model that may stand within its allowance, to the hundredth of an inch."""
+        mover, name, rules = _asked(scene, ruleset, model_id, action)
+        roll = rules.roll_sides if threat and rules.add_roll else mover.roll
+        allowance = Measure(scene, ruleset).allowance(dataclasses.replace(mover, roll=roll), rules)
+        zone = ruleset.zone.range_in if ruleset.zone is not None else 0.0
+        far = allowance + zone + 2.0 * mover.base.reach_in + 1.0
+        near = tuple(
+            (m.id, m.side, round(m.pose.x, 2), round(m.pose.y, 2), round(m.pose.z, 1), m.status)
+            for m in scene.models
+            if m.id == mover.id or m.start.distance_to(mover.start) <= far + m.base.reach_in
+        )
+        here = (round(mover.start.x, 2), round(mover.start.y, 2), round(mover.start.z, 1))
+        return (ruleset.name, name, scene.terrain, here, roll, near)

@@ -232,3 +232,30 @@ def test_threat_is_the_best_charge_and_names_who_it_reaches():
     assert threatened == ["a"]
     # a charge of 12 ends in contact with a: centres 1" apart, 11" along
     assert found.region.contains(Point(21.0, 20))
+
+
+def test_reach_is_worked_out_again_only_when_something_near_moved():
+    from tablesight.rules.reach import ReachCache
+
+    def table(a_x=9.0, f_x=11.0, far_x=40.0):
+        models = [
+            model("a", "red", a_x, 12),
+            model("f", "red", f_x, 12),
+            model("z", "blue", far_x, 12),
+        ]
+        return scenario("trench-crusade", models, size=(48, 24))
+
+    cache = ReachCache()
+    first = cache.reach(table().scene, table().ruleset, "a", "move")
+    # a camera's jitter: a thousandth of an inch
+    assert cache.reach(table(a_x=9.001, f_x=11.002).scene, table().ruleset, "a", "move") is first
+    # a model 31" off, beyond 6 + 1 + 1 + 1: nothing to do with a's reach
+    assert cache.reach(table(far_x=38.0).scene, table().ruleset, "a", "move") is first
+    # the friend in the way moves half an inch: worked out again, and different
+    again = cache.reach(table(f_x=11.5).scene, table().ruleset, "a", "move")
+    assert again is not first and again.area_sq_in != pytest.approx(first.area_sq_in, abs=0.01)
+    found, threatened = cache.threat(table(far_x=20.0).scene, table().ruleset, "z")
+    assert cache.threat(table(far_x=20.0).scene, table().ruleset, "z")[0] is found
+    # f at 11: 9 - 1 = 8 edge to edge; a behind it at 9 is reached round f, at (9, 13)
+    # in contact with it: |(20,12)-(9,13)| = 11.05, a little more round f, within 12.05
+    assert threatened == ["a", "f"]
