@@ -259,3 +259,23 @@ def test_reach_is_worked_out_again_only_when_something_near_moved():
     # f at 11: 9 - 1 = 8 edge to edge; a behind it at 9 is reached round f, at (9, 13)
     # in contact with it: |(20,12)-(9,13)| = 11.05, a little more round f, within 12.05
     assert threatened == ["a", "f"]
+
+
+@pytest.mark.parametrize(("door_in", "through"), [(1.0, True), (0.9, False)])
+def test_a_door_exactly_a_base_wide(door_in, through):
+    # Cosmic Combat: "Gaps must be at least as wide as a model's base for another model to
+    # pass through." A wall across the table at x 12..12.5 with a door centred on y = 12:
+    # 1" wide lets the 1" base through (then on, up to 9 + 6.05 = 15.05 along y = 12);
+    # 0.9" does not, and nothing beyond the wall is reached.
+    half = door_in / 2.0
+    walls = [
+        box("w1", 12, 0, 12.5, 12 - half, "impassable"),
+        box("w2", 12, 12 + half, 12.5, 24, "impassable"),
+    ]
+    s = scenario("cosmic-combat", [model("a", "red", 9, 12)], walls)
+    beyond = reach(s.scene, s.ruleset, "a").region.intersection(shapely.box(12.5, 0, 30, 24))
+    if through:
+        assert beyond.area > 1.0
+        assert beyond.bounds[2] == pytest.approx(15.05, abs=0.02)
+    else:
+        assert beyond.area == pytest.approx(0.0, abs=1e-9)
