@@ -208,34 +208,33 @@ def _cost_grid(
     bound = level + COARSE * STEP_IN * math.sqrt(2.0) * steepest + STEP_IN
     way = route_costs(start, field, bound)
 
-    def costs(points: np.ndarray) -> np.ndarray:
+    def costs(points: np.ndarray, deep: BaseGeometry | None) -> np.ndarray:
         return _costs(way, start, points, bound, (blocked, deep), span)
 
     cost = np.full(gx.shape, np.nan)
     every = slice(None, None, COARSE)
+    # (at the corners, points deep inside what blocks routes too take the way in from the
+    # nearest point outside, so that a cell round a base well inside the reach is sure)
     cost[every, every] = costs(
-        np.column_stack([gx[every, every].ravel(), gy[every, every].ravel()])
+        np.column_stack([gx[every, every].ravel(), gy[every, every].ravel()]), None
     ).reshape(gx[every, every].shape)
     corners = cost[every, every]
     lo = np.minimum.reduce([corners[:-1, :-1], corners[1:, :-1], corners[:-1, 1:], corners[1:, 1:]])
     hi = np.maximum.reduce([corners[:-1, :-1], corners[1:, :-1], corners[:-1, 1:], corners[1:, 1:]])
-    # Each point of a cell lies within half its diagonal of a corner; the route cost
-    # changes by at most the ground's weight per inch, twice that round the end of a wall
-    # inside the cell.
+    # Each point of a cell lies within half its diagonal of a corner, and the route cost
+    # changes by at most the ground's weight per inch; twice that in a cell that holds an
+    # edge of something in the way (round the end of a wall inside it).
     lefts, bottoms = gx[every, every][:-1, :-1], gy[every, every][:-1, :-1]
     rights, tops = gx[every, every][1:, 1:], gy[every, every][1:, 1:]
+    cells = shapely.box(lefts, bottoms, rights, tops)
     weight = np.ones(lo.shape)
     for region in field.regions:
         middle = shapely.contains_xy(region.polygon, (lefts + rights) / 2, (bottoms + tops) / 2)
         weight = np.where(middle, np.maximum(weight, region.weight), weight)
-    margin = COARSE * STEP_IN * math.sqrt(2.0) * weight
+    if blocked is not None:
+        weight = np.where(shapely.intersects(cells, blocked.boundary), 2.0 * weight, weight)
+    margin = COARSE * STEP_IN * math.sqrt(2.0) / 2.0 * weight
     unsure = ~((hi <= level - margin) | (lo >= level + margin))
-    cells = shapely.box(
-        gx[every, every][:-1, :-1],
-        gy[every, every][:-1, :-1],
-        gx[every, every][1:, 1:],
-        gy[every, every][1:, 1:],
-    )
     edges = _edges(field, start, span)
     if edges is not None:
         unsure |= shapely.intersects(cells, edges)
@@ -245,7 +244,7 @@ def _cost_grid(
         for dc in range(COARSE + 1):
             fine[rows * COARSE + dr, cols * COARSE + dc] = True
     fine &= np.isnan(cost)
-    cost[fine] = costs(np.column_stack([gx[fine], gy[fine]]))
+    cost[fine] = costs(np.column_stack([gx[fine], gy[fine]]), deep)
     # the rest, between the corners of cells wholly inside or outside
     t = (np.arange(2 * n + 1) % COARSE) / COARSE
     k = np.minimum(np.arange(2 * n + 1) // COARSE, len(corners) - 2)
