@@ -7,7 +7,9 @@ One :meth:`Observer.observe` per frame, in time order, returns an :class:`Observ
    thread come with the frame, ``Frame.detections``, and are not looked for again);
 2. with a trusted pose, every marker, model and terrain piece located in table inches
    (:func:`tablesight.vision.locate.locate`), each model a :class:`Sighting`: its pose
-   (a :class:`tablesight.rules.geometry.Pose`) and its centre's uncertainty;
+   (a :class:`tablesight.rules.geometry.Pose`) and its centre's uncertainty. The terrain
+   pieces placed in earlier frames are passed to ``locate`` with the frame, so a model
+   standing on a piece whose marker it hides is still put on that piece's level;
 3. the sightings handed to the tracker, whose answer (every track, with this frame's news:
    first seen, moved, hidden, lost) becomes the observation's ``LocatedModel``s as it is,
    each track's pose passed on unchanged;
@@ -177,8 +179,11 @@ class Observer:
         self._camera_at: np.ndarray | None = None
         #: The tracker's last answer: the tracks a frame that updates none shows.
         self._tracked: tuple[Tracked, ...] = ()
-        #: Where each terrain piece was last placed (its centroid).
+        #: Where each terrain piece was last placed (its centroid), as the session has it.
         self._terrain_at: dict[str, tuple[float, float]] = {}
+        #: Each terrain piece as the last frame that showed its marker placed it: the
+        #: levels a model may stand on in a frame where the piece's marker is hidden.
+        self._pieces: dict[str, Placed] = {}
         #: The camera scaled to each size of picture seen (see ``_camera_for``).
         self._scaled: dict[tuple[int, int], CameraModel] = {}
         #: The last detections, their pose and sightings: what a frame whose markers
@@ -222,7 +227,10 @@ class Observer:
             quiet = tuple(track.quiet() for track in self._tracked)
             return Observation(frame.t, frame.index, found, pose, self._models(quiet))
         shift, message = self._bump(pose)
-        located = locate(found, self.table, pose, self.roster, self.terrain)
+        located = locate(
+            found, self.table, pose, self.roster, self.terrain, tuple(self._pieces.values())
+        )
+        self._pieces.update((piece.id, piece) for piece in located.terrain)
         sightings = self._sightings(located, pose)
         unknown = tuple(located.unknown_markers)
         self._standing = (found, pose, sightings, unknown)
