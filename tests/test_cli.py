@@ -15,6 +15,7 @@ SUBCOMMANDS = [
     "export",
     "detect",
     "doctor",
+    "reach",
     "setup",
     "check",
     "calibrate",
