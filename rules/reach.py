@@ -7,14 +7,16 @@ zones the action must keep out of), and where the rules let it end (on the table
 clear of every other base and of the terrain it cannot stand in, outside those zones):
 what the referee accepts, so give or take its tolerance as the referee gives it.
 
-How it is worked out: the cost of the shortest legal route to every point of a grid
-(0.1 in apart) over the allowance's circle comes from one search from the model's start
-(:func:`tablesight.rules.pathing.route_costs`). A point inside something a route may not
+How it is worked out: one search from the model's start finds what the shortest legal
+route to any point costs (:func:`tablesight.rules.pathing.route_costs`), asked for on a
+grid over the allowance's circle: every 0.4 in, then every 0.1 in where the region's
+edge, a level's or difficult ground's may pass. A point inside something a route may not
 cross takes the cost of the nearest point outside it plus the way in, so that the cost
-varies smoothly everywhere, and the region where it is within the allowance is traced
-between grid points (by linear interpolation, ``contourpy``): its edge lies within a few
-thousandths of an inch of the true one where the allowance bounds it. Where the rules
-bound it (a base, a wall, a zone, the table edge) the exact shapes are cut out of it.
+varies smoothly, and the region where it is within the allowance is traced between grid
+points (by linear interpolation, ``contourpy``). Where the rules bound it (a base, a
+wall, a zone, the table edge) the exact shapes are cut out of it. Against the same
+worked out every 0.025 in, on generated tables, half its edge lies within 0.0003 in and
+99% within 0.07 in; the worst, at a sharp corner of a wall's shadow, 0.085 in.
 
 >>> from tablesight.rules.scenario import Scenario
 >>> scenario = Scenario.from_json('''{"game": "trench-crusade",
