@@ -16,6 +16,7 @@ judge does for one model: the edge-to-edge distance to every other model.
 
 from __future__ import annotations
 
+import functools
 import random
 from pathlib import Path
 
@@ -84,7 +85,8 @@ def run(seed: int = 7, repeats: int = 3) -> list[Timing]:
     for _ in range(repeats):
         for scene, ruleset, model_id in samples:
             sample_base.append(_baseline(scene, scene.model(model_id)))
-            sample_times.append(_time(lambda s=scene, r=ruleset, i=model_id: reach(s, r, i, "move")))
+            once = functools.partial(reach, scene, ruleset, model_id, "move")
+            sample_times.append(_time(once))
     scene, ruleset = forty_models(seed)
     one, one_base = [], []
     for _ in range(repeats):
