@@ -189,10 +189,10 @@ def _cost_grid(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The route cost at every grid point over the circle of ``level`` (and a margin).
 
-    Worked out every ``COARSE`` steps first; a cell between those points whose costs all
-    lie well inside ``level``, or all well outside, and that no edge of anything crosses,
-    is filled in between its corners (the trace never passes through it); the others are
-    worked out point by point.
+    Worked out every ``COARSE`` steps first, then, halving the step, only inside the cells
+    that may hold the region's edge: a cell whose corners' costs all lie well inside
+    ``level``, or all well outside, and that no level's or difficult ground's edge crosses,
+    is filled in between its corners (the trace never passes through it).
     """
     span = level + 3.0 * STEP_IN
     n = COARSE * math.ceil(span / (STEP_IN * COARSE))
@@ -209,52 +209,87 @@ def _cost_grid(
     steepest = max([1.0, *(r.weight for r in field.regions)])
     bound = level + COARSE * STEP_IN * math.sqrt(2.0) * steepest + STEP_IN
     way = route_costs(start, field, bound)
-
-    def costs(points: np.ndarray, deep: BaseGeometry | None) -> np.ndarray:
-        return _costs(way, start, points, bound, (blocked, deep), span)
-
+    edges = _edges(field, start, span)
     cost = np.full(gx.shape, np.nan)
-    every = slice(None, None, COARSE)
-    # (at the corners, points deep inside what blocks routes too take the way in from the
-    # nearest point outside, so that a cell round a base well inside the reach is sure)
-    cost[every, every] = costs(
-        np.column_stack([gx[every, every].ravel(), gy[every, every].ravel()]), None
-    ).reshape(gx[every, every].shape)
-    corners = cost[every, every]
-    lo = np.minimum.reduce([corners[:-1, :-1], corners[1:, :-1], corners[:-1, 1:], corners[1:, 1:]])
-    hi = np.maximum.reduce([corners[:-1, :-1], corners[1:, :-1], corners[:-1, 1:], corners[1:, 1:]])
-    # Each point of a cell lies within half its diagonal of a corner, and the route cost
-    # changes by at most the ground's weight per inch; twice that in a cell that holds an
-    # edge of something in the way (round the end of a wall inside it).
-    lefts, bottoms = gx[every, every][:-1, :-1], gy[every, every][:-1, :-1]
-    rights, tops = gx[every, every][1:, 1:], gy[every, every][1:, 1:]
-    cells = shapely.box(lefts, bottoms, rights, tops)
-    weight = np.ones(lo.shape)
+    stride = COARSE
+    todo = np.zeros(gx.shape, dtype=bool)
+    todo[::stride, ::stride] = True
+    while True:
+        # (on the first, coarsest pass points deep inside what blocks routes take the way
+        # in from the nearest point outside too, so that a cell round a base well inside
+        # the reach is sure)
+        inside = None if stride == COARSE else deep
+        points = np.column_stack([gx[todo], gy[todo]])
+        cost[todo] = _costs(way, start, points, bound, (blocked, inside), span)
+        if stride == 1:
+            break
+        unsure = _unsure(cost, stride, (gx, gy), level, (field, blocked, edges))
+        _fill_sure(cost, stride, ~unsure)
+        stride //= 2
+        todo = np.zeros(gx.shape, dtype=bool)
+        rows, cols = np.nonzero(unsure)
+        for dr in range(0, 2 * stride + 1, stride):
+            for dc in range(0, 2 * stride + 1, stride):
+                todo[rows * 2 * stride + dr, cols * 2 * stride + dc] = True
+        todo &= np.isnan(cost)
+    assert not np.isnan(cost).any()
+    return xs, ys, cost
+
+
+def _unsure(
+    cost: np.ndarray,
+    stride: int,
+    grid: tuple[np.ndarray, np.ndarray],
+    level: float,
+    what: tuple[MoveField, BaseGeometry | None, BaseGeometry | None],
+) -> np.ndarray:
+    """Which cells of side ``stride`` (with points still to work out) may hold the edge
+    of the region: each point of a cell lies within half its diagonal of a corner, and
+    the route cost changes by at most the ground's weight per inch, twice that in a cell
+    holding an edge of something in the way (round the end of a wall inside it)."""
+    field, blocked, edges = what
+    gx, gy = grid
+    corners = cost[::stride, ::stride]
+    m = len(corners) - 1
+    open_ = np.isnan(cost[:-1, :-1]).reshape(m, stride, m, stride).any(axis=(1, 3))
+    quad = [corners[:-1, :-1], corners[1:, :-1], corners[:-1, 1:], corners[1:, 1:]]
+    lo, hi = np.minimum.reduce(quad), np.maximum.reduce(quad)
+    rows, cols = np.nonzero(open_)
+    x0, x1 = gx[0, cols * stride], gx[0, (cols + 1) * stride]
+    y0, y1 = gy[rows * stride, 0], gy[(rows + 1) * stride, 0]
+    cells = shapely.box(x0, y0, x1, y1)
+    weight = np.ones(len(rows))
     for region in field.regions:
-        middle = shapely.contains_xy(region.polygon, (lefts + rights) / 2, (bottoms + tops) / 2)
+        middle = shapely.contains_xy(region.polygon, (x0 + x1) / 2, (y0 + y1) / 2)
         weight = np.where(middle, np.maximum(weight, region.weight), weight)
     if blocked is not None:
         weight = np.where(shapely.intersects(cells, blocked.boundary), 2.0 * weight, weight)
-    margin = COARSE * STEP_IN * math.sqrt(2.0) / 2.0 * weight
-    unsure = ~((hi <= level - margin) | (lo >= level + margin))
-    edges = _edges(field, start, span)
+    margin = stride * STEP_IN * math.sqrt(2.0) / 2.0 * weight
+    sure = (hi[rows, cols] <= level - margin) | (lo[rows, cols] >= level + margin)
     if edges is not None:
-        unsure |= shapely.intersects(cells, edges)
-    rows, cols = np.nonzero(unsure)
-    fine = np.zeros(gx.shape, dtype=bool)
-    for dr in range(COARSE + 1):
-        for dc in range(COARSE + 1):
-            fine[rows * COARSE + dr, cols * COARSE + dc] = True
-    fine &= np.isnan(cost)
-    cost[fine] = costs(np.column_stack([gx[fine], gy[fine]]), deep)
-    # the rest, between the corners of cells wholly inside or outside
-    t = (np.arange(2 * n + 1) % COARSE) / COARSE
-    k = np.minimum(np.arange(2 * n + 1) // COARSE, len(corners) - 2)
-    t = np.where(np.arange(2 * n + 1) // COARSE > len(corners) - 2, 1.0, t)
+        sure &= ~shapely.intersects(cells, edges)
+    unsure = np.zeros(open_.shape, dtype=bool)
+    unsure[rows[~sure], cols[~sure]] = True
+    return unsure
+
+
+def _fill_sure(cost: np.ndarray, stride: int, sure: np.ndarray) -> None:
+    """Fill the points still unknown in each sure cell between its corners (bilinearly)."""
+    corners = cost[::stride, ::stride]
+    size = len(cost)
+    index = np.arange(size)
+    k = np.minimum(index // stride, len(corners) - 2)
+    t = (index - k * stride) / stride
     along = corners[:, k] * (1 - t) + corners[:, k + 1] * t
     between = along[k, :] * (1 - t)[:, None] + along[k + 1, :] * t[:, None]
-    cost = np.where(np.isnan(cost), between, cost)
-    return xs, ys, cost
+    cells = np.kron(sure, np.ones((stride, stride), dtype=bool))
+    where = np.zeros(cost.shape, dtype=bool)
+    where[:-1, :-1] = cells
+    where[-1, :-1] = cells[-1, :]
+    where[:-1, -1] = cells[:, -1]
+    where[-1, -1] = cells[-1, -1]
+    fill = where & np.isnan(cost)
+    cost[fill] = between[fill]
 
 
 def _costs(
