@@ -279,3 +279,16 @@ def test_a_door_exactly_a_base_wide(door_in, through):
         assert beyond.bounds[2] == pytest.approx(15.05, abs=0.02)
     else:
         assert beyond.area == pytest.approx(0.0, abs=1e-9)
+
+
+def test_a_corridor_leads_its_length_and_no_wider():
+    # Walls along y = 10..10.5 and 13.5..14 from x = 10 to 20: a corridor 3" wide. From
+    # (8, 12) straight down it to x = 8 + 6.05 = 14.05; across it the centre keeps 0.45
+    # (0.5 less the 0.05 the referee lets a base overlap) from each wall: y 10.95..13.05.
+    walls = [box("w1", 10, 10, 20, 10.5, "impassable"), box("w2", 10, 13.5, 20, 14, "impassable")]
+    s = scenario("trench-crusade", [model("a", "red", 8, 12)], walls)
+    region = reach(s.scene, s.ruleset, "a").region
+    inside = region.intersection(shapely.box(11, 10, 20, 14))
+    assert inside.bounds[2] == pytest.approx(14.05, abs=0.02)
+    assert inside.bounds[1] == pytest.approx(10.95, abs=0.01)
+    assert inside.bounds[3] == pytest.approx(13.05, abs=0.01)
