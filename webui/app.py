@@ -11,6 +11,8 @@ The routes, by blueprint:
 - :mod:`tablesight.webui.api`: ``GET /api/state``, ``GET /api/events?since=``,
   ``GET /api/models/<id>``, ``GET /api/measure?a=&b=`` (or ``&x=&y=``),
   ``POST /api/phase``, ``POST /api/declare``, ``POST /api/flags/<id>``;
+- :mod:`tablesight.webui.reach`: ``GET /api/reach?model=&action=&from=`` (or ``?side=``) and
+  ``GET /api/threat?model=``: where a model may legally end a move, and an enemy's charge;
 - :mod:`tablesight.webui.stream`: ``GET /api/stream`` (server-sent events: state and events, one
   stream per page) and ``GET /video.mjpg`` (the camera picture, newest frame only);
 - :mod:`tablesight.webui.replay`, for a replay (``create_app(replay, replay=replay)``): ``/replay``
@@ -40,6 +42,7 @@ from tablesight.webui.guard import StreamLimits, StreamSlots
 from tablesight.webui.jsonio import MAX_BODY, StrictJSON
 from tablesight.webui.pages import SETUP_URL, pages
 from tablesight.webui.protocol import GAME, REPLAY, Refereed
+from tablesight.webui.reach import REACHES, Reaches, reaches
 from tablesight.webui.replay import replays
 from tablesight.webui.stream import SLOTS, streams
 
@@ -82,8 +85,9 @@ def create_app(
     caps on open streams."""
     app = guarded_app(token, hosts, limits)
     app.extensions[GAME] = game
+    app.extensions[REACHES] = Reaches()
     app.config[SETUP_URL] = setup_url
-    for blueprint in (pages, api, streams):
+    for blueprint in (pages, api, reaches, streams):
         app.register_blueprint(blueprint)
     if replay is not None:
         app.extensions[REPLAY] = replay

@@ -58,7 +58,9 @@ ODD_TEXT = [
     "red",
     "blue",
     "start",
+    "here",
     "charge",
+    "move",
     "accept",
 ]
 text = st.sampled_from(ODD_TEXT) | st.text(max_size=40)
@@ -94,6 +96,8 @@ PARAMS = {
     "/video.mjpg": (),
     "/api/models/<model_id>": (),
     "/api/measure": ("a", "b", "x", "y"),
+    "/api/reach": ("model", "side", "action", "from"),
+    "/api/threat": ("model", "from"),
     "/api/replay": (),
     "/replay/frame.jpg": ("t",),
 }
@@ -208,7 +212,7 @@ def send(app, method, path, query, data, content_type, headers):
 
 
 #: A header's text: anything but control characters.
-header_text = st.sampled_from(ODD_TEXT[:-7]).filter(lambda t: "\x00" not in t) | st.text(
+header_text = st.sampled_from(ODD_TEXT[:-9]).filter(lambda t: "\x00" not in t) | st.text(
     st.characters(blacklist_categories=("Cc", "Cs")), max_size=40
 )
 
