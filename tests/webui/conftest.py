@@ -14,6 +14,7 @@ file would carry: the loaders refuse such names now, so it is made here).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 from collections.abc import Callable
@@ -152,10 +153,37 @@ class _Event:
         return self._dict
 
 
+class _HostileSession:
+    """A session whose table (``scene()``, what reach is worked out on) names its models,
+    sides, units and targets with ``HOSTILE_NAMES``."""
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+
+    @property
+    def ruleset(self) -> Any:
+        return self._session.ruleset
+
+    def scene(self) -> Any:
+        scene = self._session.scene()
+
+        def named(value: str | None) -> str | None:
+            return None if value is None else HOSTILE_NAMES.get(value, value)
+
+        models = tuple(
+            dataclasses.replace(
+                m, id=named(m.id), side=named(m.side), unit=named(m.unit), target=named(m.target)
+            )
+            for m in scene.models
+        )
+        return dataclasses.replace(scene, models=models)
+
+
 class Hostile:
     """A game or replay seen through hostile names: every name in what it answers
-    (states, events, messages, the roster) is the markup of ``HOSTILE_NAMES``, each model
-    has the keyword ``HOSTILE_KEYWORD``, and those names are taken back on the way in."""
+    (states, events, messages, the roster, its table's reach) is the markup of
+    ``HOSTILE_NAMES``, each model has the keyword ``HOSTILE_KEYWORD``, and those names are
+    taken back on the way in."""
 
     def __init__(self, shown: Any) -> None:
         self._shown = shown
@@ -164,6 +192,10 @@ class Hostile:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._shown, name)
+
+    @property
+    def session(self) -> _HostileSession:
+        return _HostileSession(self._shown.session)
 
     def _out(self, value: Any) -> Any:
         if isinstance(value, str):

@@ -61,8 +61,19 @@
     const flags = shownEvents().filter((e) => e.flag);
     const target = direction > 0 ? flags.find((e) => e.t > now + 1e-9)
                                  : flags.filter((e) => e.t < now - 1e-9).pop();
-    if (target) go(target.t);
+    if (target) toEvent(target);
     else say(direction > 0 ? "no flag after this moment" : "no flag before this moment");
+  }
+
+  // An event's moment; a flag's shows its model's reach then: where its move, from where
+  // it started, could legally have ended, the other models as they stood.
+  async function toEvent(e) {
+    await go(e.t);
+    if (!e.flag || !e.model || !state || !state.models.some((m) => m.id === e.model)) return;
+    selected = e.model;
+    $("model").value = selected;
+    reach.show(selected);
+    render();
   }
 
   // Playing is seeking forward in real time, as fast as the moments come back.
@@ -121,7 +132,9 @@
       const src = `/replay/frame.jpg?t=${encodeURIComponent(pos.frame.t)}`;
       if ($("picture").getAttribute("src") !== src) $("picture").setAttribute("src", src);
     }
-    TS.drawViews(overlay, map, state, { ...opts, selected, measured });
+    reach.actions(s.actions);
+    reach.follow(`${state.live.generation}.${state.live.version}`);
+    TS.drawViews(overlay, map, state, { ...opts, selected, measured, reaches: reach.drawn() });
     TS.cameraLost($("camera-lost"), state);
     TS.listFlags($("flags"), state.flags, (id, decision) =>
       rejudged(TS.post(`/api/flags/${id}`, { decision })));
@@ -231,7 +244,7 @@
       mark.dataset.event = e.id;
       mark.style.left = `${(100 * (e.t - info.start_t)) / span}%`;
       mark.title = `${seconds(e.t)} ${e.message}`;
-      mark.onclick = () => go(e.t);
+      mark.onclick = () => toEvent(e);
       marks.appendChild(mark);
       const li = document.createElement("li");
       li.className = e.kind;
@@ -239,7 +252,7 @@
       li.dataset.event = e.id;
       li.dataset.t = e.t;
       li.textContent = `${seconds(e.t)} ${e.message}`;
-      li.onclick = () => go(e.t);
+      li.onclick = () => toEvent(e);
       list.appendChild(li);
     }
     if (pos) markNow();
@@ -262,11 +275,21 @@
 
   // -- models and measuring (as on the table view) ----------------------------------------
 
+  // Pressing a model selects it and shades the reach of its move at this moment (from where
+  // it started the phase, by its declared action; the bar offers the others and its
+  // threat); pressing it again hides the shading, and Esc both.
   function select(id) {
+    const again = Boolean(id) && id === selected;
     selected = id || null;
     $("model").value = selected || "";
+    if (!selected) reach.hide();
+    else if (again) reach.toggle(selected);
+    else reach.show(selected);
     render();
   }
+
+  const reach = TS.reachTool({ from: "start", render }, $("reach-bar"));
+  $("reach-hide").onclick = () => reach.hide();
 
   const tool = TS.modelTool({
     map, overlay, table: () => state.table, select,

@@ -21,7 +21,7 @@
     const ids = state.models.map((m) => m.id);
     if (document.activeElement !== $("side")) fill($("side"), s.sides, false, "-");
     if (document.activeElement !== $("side")) $("side").value = s.side || "";
-    if (selected && !ids.includes(selected)) { selected = null; tool.card(null); }
+    if (selected && !ids.includes(selected)) { selected = null; tool.card(null); reach.hide(); }
     if (document.activeElement !== $("model")) {
       fill($("model"), ids, false, "-");
       $("model").value = selected || "";
@@ -33,7 +33,9 @@
       if (!s.actions.includes(chosen) && s.actions.includes("move")) $("action").value = "move";
     }
     if (document.activeElement !== $("target")) fill($("target"), ids, true, "none");
-    TS.drawViews(overlay, map, state, { ...opts, selected, measured });
+    reach.actions(s.actions);
+    reach.follow(state.live.version);
+    TS.drawViews(overlay, map, state, { ...opts, selected, measured, reaches: reach.drawn() });
     if (!state.camera) overlay._posed = null;
     follow();  // the bases where the newest poses have them, and the labels placed round them
     lost = TS.cameraLost($("camera-lost"), state);
@@ -98,13 +100,24 @@
     while ($("events").children.length > 200) $("events").lastChild.remove();
   }
 
+  // Pressing a model selects it and shades its reach (by its declared action: a move
+  // unless one was declared; the bar under the picture offers the game's other actions and
+  // its threat); pressing it again hides the shading, and Esc both.
   function select(id) {
+    const again = Boolean(id) && id === selected;
     selected = id || null;
     $("model").value = selected || "";
+    if (!selected) reach.hide();
+    else if (again) reach.toggle(selected);
+    else reach.show(selected);
     carded = performance.now();
-    tool.card(selected);
+    if (!again) tool.card(selected);
     render();
   }
+
+  // where can it go: from where it stands now, the other models where they stand
+  const reach = TS.reachTool({ from: "here", render }, $("reach-bar"));
+  $("reach-hide").onclick = () => reach.hide();
 
   const tool = TS.modelTool({
     map, overlay, table: () => state.table, select,

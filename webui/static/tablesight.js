@@ -75,9 +75,9 @@ const TS = (() => {
     return node;
   }
 
-  function pathOf(points, map, closed = true) {
+  function pathOf(points, map, closed = true, digits = 1) {
     if (!points || !points.length) return "";
-    const p = points.map(([x, y]) => map(x, y).map((v) => v.toFixed(1)).join(" "));
+    const p = points.map(([x, y]) => map(x, y).map((v) => v.toFixed(digits)).join(" "));
     return "M" + p.join(" L") + (closed ? " Z" : "");
   }
 
@@ -101,8 +101,11 @@ const TS = (() => {
   // ...): a redraw updates them in place, so the shape under the pointer stays the same
   // element however often the state comes.
 
-  const LAYERS = ["edge", "terrain", "zones", "links", "reach", "rings", "bases", "climbs",
-                  "marks", "measure", "leaders", "labels"];
+  // "shade" holds the fills of reach regions (the layer is faded as a whole, so regions
+  // that overlap do not darken each other), "shade-edge" their outlines; both lie under
+  // everything else, the labels on top.
+  const LAYERS = ["edge", "terrain", "shade", "shade-edge", "zones", "links", "reach", "rings",
+                  "bases", "climbs", "marks", "measure", "leaders", "labels"];
 
   function layers(svg) {
     if (!svg._layers) {
@@ -207,6 +210,161 @@ const TS = (() => {
   function nearest(box, [x, y]) {
     const nx = Math.min(Math.max(x, box[0]), box[2]), ny = Math.min(Math.max(y, box[1]), box[3]);
     return [nx, ny, Math.hypot(nx - x, ny - y)];
+  }
+
+  // Reach regions (``reaches``: the API's answers, /api/reach and /api/threat, each with
+  // ``kind`` "reach" or "threat"), shaded in the model's side colour with an outline over a
+  // dark halo, readable over the picture; a threat's outline is dashed, and each model it
+  // threatens is ringed. The server works every region out; here they are only drawn.
+  function shade(L, state, map, reaches, colours) {
+    const fills = [], edges = [];
+    const models = new Map(state.models.map((m) => [m.id, m]));
+    for (const a of reaches) {
+      const colour = colours[a.side] || "#fff";
+      // to a hundredth: the map is drawn in inches, and the region is exact to 0.05 in
+      const d = a.geometry.coordinates.map((poly) => poly.map((r) => pathOf(r, map, true, 2)).join(" ")).join(" ");
+      const key = `${a.kind}:${a.model}`;
+      if (d) {
+        fills.push({ key, tag: "path",
+                     attrs: { d, class: `reach-area ${a.kind}`, fill: colour, "data-reach-of": a.model, "data-kind": a.kind } });
+        edges.push({ key: `halo:${key}`, tag: "path", attrs: { d, class: "reach-halo" } });
+        edges.push({ key: `edge:${key}`, tag: "path",
+                     attrs: { d, class: `reach-edge ${a.kind}`, stroke: colour, "data-reach-edge": a.model } });
+      }
+      for (const id of a.threatened || []) {
+        const m = models.get(id);
+        if (!m) continue;
+        let r = 0;
+        for (const [x, y] of m.outline) r = Math.max(r, Math.hypot(x - m.x, y - m.y));
+        edges.push({ key: `threatened:${a.model}:${id}`, tag: "path",
+                     attrs: { d: pathOf(ring(m.x, m.y, r + 0.35, 36), map), class: "threatened", stroke: colour,
+                              "data-threatened": id, "data-by": a.model } });
+      }
+    }
+    sync(L.shade, fills);
+    sync(L["shade-edge"], edges);
+  }
+
+  // Where can it go? A page's reach: one model's region at a time (``show``, ``toggle``,
+  // ``hide``), by an action of its game or its threat, asked of the server
+  // (/api/reach, /api/threat; ``from``: "here" or "start") and asked again, at most
+  // every ``REACH_MS``, while the table changes (the server works it out again only when
+  // something near the model moved). ``page``: { from, render: () => void }; ``bar``:
+  // the page's reach bar (its model, a button per action and the threat, Hide, and the
+  // server's one-line explanation), or null. ``drawn()``: the answers to draw
+  // (``opts.reaches``).
+  const REACH_MS = 500;
+  function reachTool(page, bar = null) {
+    let shown = null;      // {model, kind, action, answer, at: the table version asked at}
+    let asked = 0, askedAt = -Infinity, timer = null, seen = null, off = null, pending = false;
+    const enc = encodeURIComponent;
+    const explain = bar && bar.querySelector(".reach-explain");
+    function url(s) {
+      const from = `&from=${page.from}`;
+      if (s.kind === "threat") return `/api/threat?model=${enc(s.model)}${from}`;
+      return `/api/reach?model=${enc(s.model)}${from}${s.action ? `&action=${enc(s.action)}` : ""}`;
+    }
+    function words(a) {
+      if (a.kind !== "threat") return a.explain;
+      const who = a.threatened.length ? a.threatened.join(", ") : "none of the other side";
+      return `${a.explain}; its charge could reach ${who}`;
+    }
+    async function ask() {
+      clearTimeout(timer);
+      timer = null;
+      const s = shown;
+      if (!s) return;
+      const mine = ++asked;
+      askedAt = performance.now();
+      s.at = seen;
+      pending = true;
+      let got = null, why = "";
+      try { got = await get(url(s)); } catch (err) {
+        why = err.message;
+        if (err.field === "game") off = err.message;  // a game played on squares: not again
+      }
+      if (mine !== asked || shown !== s) return;
+      pending = false;
+      s.answer = got ? { ...got, kind: s.kind } : null;
+      if (!got) s.why = why;
+      paint();
+      page.render();
+      if (got) follow(seen);  // the table changed while it was worked out
+    }
+    // the bar: whose reach, by what, and what limits it
+    function paint() {
+      if (!bar) return;
+      bar.hidden = !shown;
+      if (!shown) return;
+      const of = bar.querySelector(".reach-of");
+      const text = `${shown.model}:`;
+      if (of.textContent !== text) of.textContent = text;
+      const action = shown.answer ? shown.answer.action : shown.action;
+      for (const b of bar.querySelectorAll(".reach-actions button")) {
+        const on = shown.kind === "threat" ? b.dataset.choice === "threat"
+          : shown.kind === "reach" && b.dataset.choice === action;
+        b.setAttribute("aria-pressed", String(on));
+      }
+      const said = shown.answer ? words(shown.answer) : shown.why || "working it out...";
+      if (explain.textContent !== said) explain.textContent = said;
+    }
+    // the bar's buttons: the game's actions and the threat (``actions``: the state's)
+    function actions(names) {
+      if (!bar) return;
+      const group = bar.querySelector(".reach-actions");
+      const want = [...names, "threat"];
+      const have = [...group.children].map((b) => b.dataset.choice);
+      if (have.join("|") !== want.join("|")) {
+        group.textContent = "";
+        for (const name of want) {
+          const b = html("button", name, group, name === "threat" ? "reach-threat" : null);
+          b.type = "button";
+          b.dataset.choice = name;
+          b.title = name === "threat" ? "where its charge could end at most, and whom it could reach"
+            : `where it may end a ${name}`;
+          b.onclick = () => choose(name);
+        }
+      }
+      paint();
+    }
+    function show(model, kind = "reach", action = null) {
+      if (off) {
+        shown = { model, kind, action, answer: null, why: off };
+        paint();
+        page.render();
+        return;
+      }
+      shown = { model, kind, action, answer: null, at: null };
+      paint();
+      ask();
+    }
+    function hide() {
+      clearTimeout(timer);
+      timer = null;
+      pending = false;
+      asked++;
+      const was = shown;
+      shown = null;
+      paint();
+      if (was) page.render();
+    }
+    function choose(name) {
+      if (!shown) return;
+      if (name === "threat") show(shown.model, "threat");
+      else show(shown.model, "reach", name);
+    }
+    // the table changed (``version``: the state's): asked again, at most every REACH_MS
+    function follow(version) {
+      seen = version;
+      if (!shown || !shown.answer || pending || timer || shown.at === version) return;
+      timer = setTimeout(ask, Math.max(0, askedAt + REACH_MS - performance.now()));
+    }
+    return {
+      show, hide, choose, follow, actions,
+      toggle(model) { if (shown && shown.model === model) hide(); else show(model); },
+      of: () => (shown ? shown.model : null),
+      drawn: () => (shown && shown.answer ? [shown.answer] : []),
+    };
   }
 
   // Where each label goes: layout only, from what is drawn (no rules here). Each label,
@@ -382,6 +540,7 @@ const TS = (() => {
     }
     sync(L.reach, reach);
     sync(L.climbs, climbs);
+    shade(L, state, map, opts.reaches || [], colours);
 
     // bases in their side's colour; a flagged one keeps it, ringed and badged in the flag's
     const rings = [], bases = [], marks = [], names = [];
@@ -988,5 +1147,5 @@ const TS = (() => {
   return { option, sideColours, projector, draw, move, livePoses, connect, post, get, answer,
            Refusal, html, num, flagLabel, el, pathOf,
            modelCard, measureText, modelTool, drawViews, listFlags, say, act, fill, keyboard,
-           pointer, place, cameraLost };
+           pointer, place, cameraLost, reachTool, REACH_MS };
 })();
