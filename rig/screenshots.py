@@ -1,8 +1,10 @@
 """The README's pictures of the demo, taken again: the table view (1600 x 1000) and
 ``/broadcast`` (1920 x 1080) of ``tablesight demo`` (the Necromunda sample) at the moment
-the README's caption names, in Debian's Chromium::
+the README's caption names, and the table view with one model's reach shaded (pressed on
+the picture a second before), in Debian's Chromium::
 
-    .venv/bin/python -m tablesight.rig.screenshots [--at 30.4] [--out docs/screenshots]
+    .venv/bin/python -m tablesight.rig.screenshots [--at 30.4] [--reach ryza]
+        [--out docs/screenshots]
 
 The demo plays at the clip's own speed, so this waits for the moment in the first loop.
 """
@@ -27,7 +29,11 @@ def _state_t(url: str) -> float:
     return float((state.get("poses") or {}).get("t") or 0.0)
 
 
-def take(at_s: float, out: Path) -> list[Path]:
+#: How long before the moment the model whose reach is shown is pressed (s).
+REACH_BEFORE_S = 1.0
+
+
+def take(at_s: float, out: Path, reach: str = "ryza") -> list[Path]:
     from playwright.sync_api import sync_playwright
 
     demo = subprocess.Popen(
@@ -52,13 +58,20 @@ def take(at_s: float, out: Path) -> list[Path]:
             table.goto(url)
             cast = browser.new_page(viewport={"width": 1920, "height": 1080})
             cast.goto(url + "broadcast")
+            reached = browser.new_page(viewport={"width": 1600, "height": 1000})
+            reached.goto(url)
+            while _state_t(url) < at_s - REACH_BEFORE_S:
+                time.sleep(0.05)
+            reached.locator(f'svg#overlay path.base[data-model="{reach}"]').click()
+            reached.locator(f'svg#overlay g.shade path[data-reach-of="{reach}"]').wait_for()
             while _state_t(url) < at_s - 0.3:
                 time.sleep(0.05)
             while _state_t(url) < at_s:
                 time.sleep(0.01)
-            paths = [out / "table-view.png", out / "broadcast.png"]
+            paths = [out / "table-view.png", out / "broadcast.png", out / "reach.png"]
             table.screenshot(path=str(paths[0]))
             cast.screenshot(path=str(paths[1]))
+            reached.screenshot(path=str(paths[2]))
             browser.close()
         return paths
     finally:
@@ -69,9 +82,10 @@ def take(at_s: float, out: Path) -> list[Path]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--at", type=float, default=30.4, help="seconds into the clip")
+    parser.add_argument("--reach", default="ryza", help="the model whose reach is shaded")
     parser.add_argument("--out", type=Path, default=Path("docs/screenshots"))
     args = parser.parse_args()
-    for path in take(args.at, args.out):
+    for path in take(args.at, args.out, args.reach):
         print(f"wrote {path}")
 
 
