@@ -297,6 +297,43 @@ def test_threat_shows_an_enemys_charge_and_marks_whom_it_reaches(setup, tmp_path
         game.stop()
 
 
+def test_the_shading_follows_the_table(setup, tmp_path, pages):
+    # the ganger's reach shown; the brute then comes within it: the page asks again and
+    # the brute's zone is cut out of the shading
+    from tablesight.rules.geometry import Pose
+
+    cv2.imwrite(str(tmp_path / "0.png"), np.zeros((8, 8, 3), np.uint8))
+    game = Game(setup, FileSource(str(tmp_path)))
+    with game.lock:
+        game.session.seen("ganger", Pose(10, 15))
+        game.session.seen("brute", Pose(30, 20))
+    server = Server(game, "127.0.0.1", 0).start()
+    page = None
+    try:
+        page = pages(server.url, 1600, 1000)
+        ganger = page.locator('svg#map path.base[data-model="ganger"]')
+        expect(ganger).to_have_count(1)
+        page.wait_for_timeout(PAUSE_MS)
+        hold_click(page, ganger)
+        said = page.locator("#reach-bar .reach-explain")
+        expect(said).to_contain_text('limited by its 6.00" allowance (100% of its edge)')
+        with game.lock:
+            game.session.seen("brute", Pose(14, 15))
+        game.set_side("red")  # a change: the page is sent the new state
+        expect(said).to_contain_text("brute's 1.00\" zone")
+        outer = max(
+            rings_of(page.locator("svg#map g.shade path").get_attribute("d") or ""), key=len
+        )
+        near = np.hypot(outer[:, 0] - 14, (30 - outer[:, 1]) - 15).min()
+        print(f"\nthe shading now keeps {near:.3f} in from the brute's centre")
+        assert near == pytest.approx(1.95, abs=0.02)
+    finally:
+        if page is not None:
+            page.close()
+        server.close()
+        game.stop()
+
+
 def test_on_a_phone_the_reach_control_is_usable(served, browser, wait_ms):
     context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True)
     page = context.new_page()
