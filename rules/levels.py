@@ -142,6 +142,7 @@ class Levels:
         where = np.concatenate([np.zeros((len(p), 1)), middles, np.ones((len(p), 1))], axis=1)
         d = q - p
         xy = p[:, None, :] + where[:, :, None] * d[:, None, :]
+        xy[:, 0], xy[:, -1] = p, q  # the ends exactly (a route ends on a level's corner)
         heights = self.heights_at(xy.reshape(-1, 2)).reshape(where.shape)
         # a piece of no length (a run through a corner) stands where the piece before did
         edge = np.zeros((len(p), 1), bool)

@@ -207,7 +207,7 @@ def _single_climb(pieces, start, end, climb):
     return best
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(tables(), st.sampled_from(["every inch", "004"]))
 def test_a_route_over_levels_is_between_the_3d_line_and_the_best_single_climb(table, cost):
     pieces, start, end = table
@@ -342,3 +342,16 @@ def test_climbing_onto_a_vehicles_roof_counts_its_height(kit):
         verdict = kit.judge("necromunda", [truck, fighter])
         assert verdict.rules() == rules
         kit.assert_path(verdict, "f", 8.0, width=1e-6)
+
+
+def test_a_route_onto_a_level_by_its_corner_counts_the_climb():
+    # Found by the property test above: the route bends at the crate's corner and goes
+    # onto it from there; the climb at the corner (2") is counted once, so the length is
+    # the two straight legs in plan plus 2.
+    crate = Level("crate", box(8.332077501241162, 2.5391535344774776, 9.7734966, 4.7488327), 2, 0.5)
+    start, end = (3.0, 6.702235911478691), (9.0, 3.0)
+    path = shortest_path(start, end, [], levels=[crate], climb=abs)
+    assert [(c.from_in, c.to_in) for c in path.climbs] == [(0.0, 2.0)]
+    corner = (8.332077501241162, 2.5391535344774776)
+    legs = math.dist(start, corner) + math.dist(corner, end)
+    assert path.length_in == pytest.approx(min(legs, math.dist(start, end)) + 2.0, abs=1e-6)
