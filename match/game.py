@@ -30,6 +30,8 @@ from tablesight.match.schema import TABLE_DECIDES, RecordError
 from tablesight.match.viewstate import StateCache, Worked
 from tablesight.match.writer import MatchWriter
 from tablesight.rules.errors import InputError
+from tablesight.rules.ruleset import Ruleset
+from tablesight.rules.scene import Scene
 from tablesight.rules.session import Event
 from tablesight.rules.view import flags, measure, neighbours
 from tablesight.vision.observe import Observation, Observer, PoseHealth
@@ -466,6 +468,12 @@ class Game:
             return decided_by(flags(self.session), dict(self.decided))
 
     # -- what views show --------------------------------------------------------------------
+
+    def table(self) -> tuple[Scene, Ruleset]:
+        """The table as it stands at the moment shown, and its game's rules: the session's
+        scene, read under the game's lock (a frame judged meanwhile waits that long)."""
+        with self.lock:
+            return self.session.scene(), self.session.ruleset
 
     def state(self) -> dict[str, Any]:
         """The table as views draw it (see :mod:`tablesight.rules.view`), plus the live picture's

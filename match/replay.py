@@ -65,6 +65,8 @@ from tablesight.match.schema import TABLE_DECIDES
 from tablesight.match.viewstate import StateCache, Worked
 from tablesight.rules.errors import InputError
 from tablesight.rules.referee import referee_for
+from tablesight.rules.ruleset import Ruleset
+from tablesight.rules.scene import Scene
 from tablesight.rules.session import FLAG_KINDS, Event, Session
 from tablesight.rules.verdict import MoveReport
 from tablesight.rules.view import measure, neighbours
@@ -293,6 +295,12 @@ class Replay:
         except BaseException:
             self.close()
             raise
+
+    def table(self) -> tuple[Scene, Ruleset]:
+        """The table at the moment shown, and its game's rules: the session's scene, read
+        under the replay's lock (a seek meanwhile waits that long)."""
+        with self.lock:
+            return self.session.scene(), self.session.ruleset
 
     def _open(self) -> None:
         match = self.match

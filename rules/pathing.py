@@ -812,7 +812,8 @@ def _leaving(
     depart = np.arctan2(ly - cy, lx - cx)
     sweep = np.mod(o * (depart - arrived), _TWO_PI)
     sweep = np.where(sweep > _TWO_PI - 1e-9, 0.0, sweep)
-    cost = np.where(dist2 <= r * r + 1e-12, np.inf, r * sweep + length)
+    # (a point inside a disc is not reached round it; a point is no disc: its own place is)
+    cost = np.where((r > GRAZE_IN) & (dist2 <= r * r + 1e-12), np.inf, r * sweep + length)
     leave = np.stack(np.broadcast_arrays(lx, ly), axis=-1)
     return cost, leave, depart
 

@@ -43,7 +43,6 @@ from tablesight.webui.protocol import Refereed, game
 if TYPE_CHECKING:
     from tablesight.rules.ruleset import Ruleset
     from tablesight.rules.scene import Scene
-    from tablesight.rules.session import Session
 
 reaches = Blueprint("reach", __name__, url_prefix="/api")
 
@@ -61,10 +60,9 @@ MAX_VALUE = 200
 @runtime_checkable
 class Tabled(Protocol):
     """A game whose table reach is worked out on: the live game and the replay (the
-    moment shown) both keep it as their session."""
+    moment shown)."""
 
-    @property
-    def session(self) -> Session: ...
+    def table(self) -> tuple[Scene, Ruleset]: ...
 
 
 class Reaches:
@@ -93,17 +91,10 @@ def _reaches() -> Reaches:
 
 def _table(shown: Refereed, start: bool) -> tuple[Scene, Ruleset]:
     """The table the game shows now, every model starting where it stands unless
-    ``start``.
-
-    Read without the game's lock, as no view takes it: a game swaps its session whole (a
-    seek, a game started over) and :meth:`~tablesight.rules.session.Session.scene` reads
-    each of the session's fields with one lookup (its roster is never changed), so a
-    frame judged meanwhile costs at most one model's pose of that frame beside another's
-    of the frame before, set right by the page's next ask."""
+    ``start`` (the game reads it under its own lock)."""
     if not isinstance(shown, Tabled):
         raise ApiError(404, "reach: this game does not show a table to reach across", "model")
-    session = shown.session
-    scene, ruleset = session.scene(), session.ruleset
+    scene, ruleset = shown.table()
     return (scene if start else standing_now(scene)), ruleset
 
 

@@ -108,11 +108,6 @@ def test_a_model_in_open_ground_may_end_anywhere_within_its_allowance(setup, tmp
     assert side["side"] == "red" and side["reaches"] == [got]
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="the route cost at the start itself is taken as unreachable (rules.pathing."
-    "route_costs answers inf there), leaving a hole 0.02 in across under the model",
-)
 def test_a_model_may_end_where_it_started(setup, tmp_path):
     from shapely.geometry import Point, shape
 
