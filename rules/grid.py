@@ -274,7 +274,6 @@ class GridReferee:
     ) -> tuple[int, list[Square]] | None:
         """The cheapest route in movement points (A* over squares, boots as a state)."""
         enemies = self.enemy_squares(mover)
-        has_boots = mover.has("magboots")
         boots0 = "magboots_active" in mover.status
 
         def h(sq: Square) -> int:
@@ -296,23 +295,66 @@ class GridReferee:
                     if key[0] != path[-1]:
                         path.append(key[0])
                 return cost, path[::-1]
-            moves: list[tuple[Square, bool, int]] = []
-            if has_boots and not boots:
-                moves.append((sq, True, self.g.magboots_activation))
-            for dc, dr in _STEPS:
-                nxt = (sq[0] + dc, sq[1] + dr)
-                if nxt in avoid:
-                    continue
-                step = self.step_cost(mover, enemies, sq, nxt, boots)
-                if step is not None:
-                    moves.append((nxt, boots, step))
-            for nxt, nboots, step in moves:
+            for nxt, nboots, step in self._steps(mover, enemies, sq, boots, avoid):
                 c = cost + step
                 if c < best.get((nxt, nboots), math.inf):
                     best[(nxt, nboots)] = c
                     parent[(nxt, nboots)] = (sq, boots)
                     heapq.heappush(heap, (c + h(nxt), c, nxt, nboots))
         return None
+
+    def _steps(
+        self,
+        mover: Model,
+        enemies: dict[Square, Model],
+        sq: Square,
+        boots: bool,
+        avoid: frozenset[Square] = frozenset(),
+    ) -> list[tuple[Square, bool, int]]:
+        """Where a walk may go next from ``sq`` (with its boots on or off), and for how many
+        movement points: switching the boots on, or a step into a square."""
+        moves: list[tuple[Square, bool, int]] = []
+        if mover.has("magboots") and not boots:
+            moves.append((sq, True, self.g.magboots_activation))
+        for dc, dr in _STEPS:
+            nxt = (sq[0] + dc, sq[1] + dr)
+            if nxt in avoid:
+                continue
+            step = self.step_cost(mover, enemies, sq, nxt, boots)
+            if step is not None:
+                moves.append((nxt, boots, step))
+        return moves
+
+    def reachable(self, mover: Model, bound: float) -> dict[Square, int]:
+        """Every square a walk from ``mover``'s start reaches within ``bound`` movement
+        points, with the fewest it takes (Dijkstra's search over squares, boots as a
+        state): where its move may end, but for squares it may not end in."""
+        enemies = self.enemy_squares(mover)
+        start = (self.square(mover, at_start=True), "magboots_active" in mover.status)
+        best: dict[tuple[Square, bool], int] = {start: 0}
+        heap = [(0, *start)]
+        while heap:
+            cost, sq, boots = heapq.heappop(heap)
+            if cost > best.get((sq, boots), math.inf):
+                continue
+            for nxt, nboots, step in self._steps(mover, enemies, sq, boots):
+                c = cost + step
+                if c <= bound and c < best.get((nxt, nboots), math.inf):
+                    best[(nxt, nboots)] = c
+                    heapq.heappush(heap, (c, nxt, nboots))
+        out: dict[Square, int] = {}
+        for (sq, _), c in best.items():
+            out[sq] = min(c, out.get(sq, c))
+        return out
+
+    def may_end_in(self, mover: Model, square: Square) -> bool:
+        """Whether a move may end in ``square``: on the grid, not in a wall, not where a
+        conscious model stands (what ``_where_it_ended`` flags)."""
+        return (
+            self.deck.on(square)
+            and self.deck.piece(square, "wall") is None
+            and not any(self.conscious(o) for o in self.occupants(square, mover))
+        )
 
     def _walk(self, mover: Model, start: Square, end: Square, out: Findings) -> MoveReport:
         allowance = self.allowance(mover)

@@ -45,6 +45,7 @@ from shapely.geometry.base import BaseGeometry
 
 from tablesight.rules.errors import InputError
 from tablesight.rules.field import MoveField
+from tablesight.rules.grid import GridReferee
 from tablesight.rules.measure import SAME_LEVEL_IN, Measure
 from tablesight.rules.pathing import route_costs
 from tablesight.rules.ruleset import ActionRules, Ruleset
@@ -67,6 +68,9 @@ class Reach:
     allowance_in: float
     region: BaseGeometry
     limits: tuple[tuple[str, float], ...]
+    #: A square-grid game's: how many squares the region holds (its allowance is in
+    #: movement points); 0 for the games measured in inches.
+    squares: int = 0
 
     @property
     def area_sq_in(self) -> float:
@@ -80,6 +84,12 @@ class Reach:
         """One line: how much table, and what limits it."""
         parts = [f"{what} ({share:.0%} of its edge)" for what, share in self.limits]
         limited = ", ".join(parts) if parts else "nothing: it cannot move"
+        if self.squares:
+            return (
+                f"{self.model} may end its {self.action} ({self.allowance_in:.0f} movement "
+                f"points) in {self.squares} squares ({self.area_sq_in:.1f} sq in); limited by "
+                f"{limited}"
+            )
         return (
             f"{self.model} may end its {self.action} ({inches(self.allowance_in)}) on "
             f"{self.area_sq_in:.1f} sq in of table; limited by {limited}"
@@ -108,8 +118,34 @@ def reach(scene: Scene, ruleset: Ruleset, model_id: str, action: str | None = No
     mover, name, rules = _asked(scene, ruleset, model_id, action)
     standing = dataclasses.replace(mover, action=name, end=None)
     scene = _with(scene, standing)
+    if ruleset.grid is not None:
+        return _squares(scene, ruleset, standing)
     m = Measure(scene, ruleset)
     return _region(m, standing, name, m.allowance(standing, rules), m.kept_out(standing, rules))
+
+
+def _squares(scene: Scene, ruleset: Ruleset, mover: Model) -> Reach:
+    """A square-grid game's reach: the squares a walk reaches within the move's movement
+    points and may end in, as the game's own referee counts them."""
+    if mover.action == "jet":
+        raise InputError(
+            "action: a jet flies in a straight line, not a walk: its reach is not worked out"
+        )
+    referee = GridReferee(scene, ruleset)
+    allowance = referee.allowance(mover)
+    ends = [
+        sq
+        for sq in referee.reachable(mover, allowance)
+        if referee.may_end_in(mover, sq) or sq == referee.square(mover, at_start=True)
+    ]
+    to_table = referee.grid.to_table
+    squares = [
+        Polygon([to_table(c + du, r + dv) for du, dv in ((0, 0), (1, 0), (1, 1), (0, 1))])
+        for c, r in ends
+    ]
+    region = _tidy(shapely.union_all(squares)) if squares else Polygon()
+    limit = f"its {allowance:.0f} movement points"
+    return Reach(mover.id, mover.action, allowance, region, ((limit, 1.0),), len(ends))
 
 
 def threat(scene: Scene, ruleset: Ruleset, model_id: str) -> tuple[Reach, list[str]]:
@@ -149,11 +185,6 @@ def _asked(
     scene: Scene, ruleset: Ruleset, model_id: str, action: str | None
 ) -> tuple[Model, str, ActionRules]:
     """The model and the action asked for, or ``InputError`` naming what is wrong."""
-    if ruleset.grid is not None:
-        raise InputError(
-            f"game: {ruleset.title} is played on squares; reach is worked out in inches, "
-            "for the games measured with a tape"
-        )
     mover = scene.get(model_id)
     if mover is None:
         known = ", ".join(m.id for m in scene.models)

@@ -40,6 +40,13 @@ def test_reach_prints_the_area_and_writes_geojson_and_svg(tmp_path: Path, tables
     assert 'fill="#2f7de1"' in text
 
 
+def test_reach_on_squares(tablesight) -> None:
+    # Battlestations' sample deck: vex moves as her action, 5 + 5 - 3 = 7 movement points
+    result = tablesight("reach", str(SAMPLES / "battlestations-deck.json"), "--model", "vex")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("vex may end its move_as_action (7 movement points) in ")
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -52,9 +59,9 @@ def test_reach_prints_the_area_and_writes_geojson_and_svg(tmp_path: Path, tables
             "tablesight: action: Necromunda has no action 'fly' (it has: charge, move)",
         ),
         (
-            [str(SAMPLES / "battlestations-deck.json"), "--model", "vex"],
-            "tablesight: game: Battlestations is played on squares; reach is worked out in "
-            "inches, for the games measured with a tape",
+            [str(SAMPLES / "battlestations-deck.json"), "--model", "zip"],
+            "tablesight: action: a jet flies in a straight line, not a walk: its reach is not "
+            "worked out",
         ),
     ],
 )

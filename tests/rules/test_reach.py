@@ -13,6 +13,7 @@ import dataclasses
 import json
 import math
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,10 +23,11 @@ from shapely.geometry import Point
 from tablesight.rules.errors import InputError
 from tablesight.rules.geometry import Pose
 from tablesight.rules.reach import reach, threat
-from tablesight.rules.referee import Referee
+from tablesight.rules.referee import Referee, referee_for
 from tablesight.rules.scenario import Scenario
 
 BASE = {"shape": "round", "diameter_mm": 25.4}
+SCENARIOS = Path(__file__).resolve().parents[2] / "samples" / "scenarios"
 
 
 def scenario(game, models, terrain=(), size=(30, 24)):
@@ -292,3 +294,39 @@ def test_a_corridor_leads_its_length_and_no_wider():
     assert inside.bounds[2] == pytest.approx(14.05, abs=0.02)
     assert inside.bounds[1] == pytest.approx(10.95, abs=0.01)
     assert inside.bounds[3] == pytest.approx(13.05, abs=0.01)
+
+
+# -- square-grid games ---------------------------------------------------------------------
+
+
+def test_on_squares_an_open_deck_reaches_a_diamond():
+    # Battlestations, 1" squares, move 3: the squares within 3 steps (no diagonals):
+    # 1 + 4 + 8 + 12 = 25 of them, 25 sq in.
+    s = scenario("battlestations", [{**model("a", "crew", 10.5, 10.5, movement=3), "ooc": 0}])
+    found = reach(s.scene, s.ruleset, "a", "move")
+    assert found.squares == 25
+    assert found.area_sq_in == pytest.approx(25.0)
+    assert found.region.contains(Point(13.5, 10.5)) and not found.region.contains(Point(12.5, 12.5))
+    assert "(3 movement points) in 25 squares" in found.explain()
+
+
+def test_on_squares_the_reach_agrees_with_the_referee_square_by_square():
+    # The sample deck: a bulkhead with a two-square opening, slagged squares, a pirate.
+    # Every square of the deck's 20 x 14: ending vex's move there is legal to the referee
+    # exactly where the reach holds the square.
+    s = Scenario.from_file(SCENARIOS / "battlestations-deck.json")
+    found = reach(s.scene, s.ruleset, "vex")
+    grid = s.scene.grid
+    agree = 0
+    for u in range(20):
+        for v in range(14):
+            x, y = grid.centre((u, v))
+            mover = dataclasses.replace(s.scene.model("vex"), end=Pose(x, y))
+            scene = dataclasses.replace(
+                s.scene, models=tuple(mover if m.id == "vex" else m for m in s.scene.models)
+            )
+            verdict = referee_for(scene, s.ruleset).judge_model("vex")
+            legal = not [f for f in verdict.violations if f.rule != "action"]
+            assert legal == found.region.contains(Point(x, y)), (u, v, verdict.rules())
+            agree += 1
+    assert agree == 280 and 20 <= found.squares < 280

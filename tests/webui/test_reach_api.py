@@ -202,11 +202,10 @@ def test_bad_requests_are_400s_naming_the_field(setup, tmp_path):
     refused(client, "/api/threat", "model")
     refused(client, "/api/threat?model=zz", "model")
     refused(client, "/api/threat?model=ganger&from=x", "from")
-    # a game played on squares has no reach in inches
+    # a game played on squares has no charge to threaten with
     squares = placed(setup, tmp_path, {"ganger": (10, 10), "brute": (30, 20)}, "battlestations")
-    for url in ("/api/reach?model=ganger", "/api/threat?model=brute", "/api/reach?side=red"):
-        said = refused(create_app(squares).test_client(), url, "game")
-        assert said.startswith("game: Battlestations is played on squares")
+    said = refused(create_app(squares).test_client(), "/api/threat?model=brute", "action")
+    assert said == "action: Battlestations has no charge"
 
 
 def test_reading_reach_needs_no_token_and_changes_nothing(setup, tmp_path):

@@ -281,7 +281,7 @@ const TS = (() => {
       let got = null, why = "";
       try { got = await get(url(s)); } catch (err) {
         why = err.message;
-        if (err.field === "game") off = err.message;  // a game played on squares: not again
+        if (err.field === "action") off = err.message;  // the game has no such action: not again
       }
       if (mine !== asked || shown !== s) return;
       pending = false;
