@@ -232,7 +232,8 @@ def _cost_grid(
     gx, gy = np.meshgrid(xs, ys)
     blocked = _blocking(field, start, span)
     deep = None if blocked is None else blocked.buffer(-2.0 * STEP_IN)
-    for shape in (blocked, deep):
+    outline = None if blocked is None else blocked.boundary
+    for shape in (blocked, deep, outline):
         if shape is not None:
             shapely.prepare(shape)
     # Costs are worked out up to past the widest margin a cell is judged with (below), so
@@ -251,10 +252,10 @@ def _cost_grid(
         # the reach is sure)
         inside = None if stride == COARSE else deep
         points = np.column_stack([gx[todo], gy[todo]])
-        cost[todo] = _costs(way, start, points, bound, (blocked, inside), span)
+        cost[todo] = _costs(way, start, points, bound, (blocked, outline, inside), span)
         if stride == 1:
             break
-        unsure = _unsure(cost, stride, (gx, gy), level, (field, blocked, edges))
+        unsure = _unsure(cost, stride, (gx, gy), level, (field, outline, edges))
         _fill_sure(cost, stride, ~unsure)
         stride //= 2
         todo = np.zeros(gx.shape, dtype=bool)
@@ -278,7 +279,7 @@ def _unsure(
     of the region: each point of a cell lies within half its diagonal of a corner, and
     the route cost changes by at most the ground's weight per inch, twice that in a cell
     holding an edge of something in the way (round the end of a wall inside it)."""
-    field, blocked, edges = what
+    field, outline, edges = what
     gx, gy = grid
     corners = cost[::stride, ::stride]
     m = len(corners) - 1
@@ -293,8 +294,8 @@ def _unsure(
     for region in field.regions:
         middle = shapely.contains_xy(region.polygon, (x0 + x1) / 2, (y0 + y1) / 2)
         weight = np.where(middle, np.maximum(weight, region.weight), weight)
-    if blocked is not None:
-        weight = np.where(shapely.intersects(cells, blocked.boundary), 2.0 * weight, weight)
+    if outline is not None:
+        weight = np.where(shapely.intersects(cells, outline), 2.0 * weight, weight)
     margin = stride * STEP_IN * math.sqrt(2.0) / 2.0 * weight
     sure = (hi[rows, cols] <= level - margin) | (lo[rows, cols] >= level + margin)
     if edges is not None:
@@ -328,29 +329,29 @@ def _costs(
     start: tuple[float, float],
     points: np.ndarray,
     bound: float,
-    blocking: tuple[BaseGeometry | None, BaseGeometry | None],
+    blocking: tuple[BaseGeometry | None, BaseGeometry | None, BaseGeometry | None],
     span: float,
 ) -> np.ndarray:
     """The route cost to each point (``way`` works it out): within ``span`` of the start
     exactly where at most ``bound``; a point just inside what blocks routes takes the cost
     of the nearest point outside it and the way in from there (deeper in, where the move
     may not end anyway, as far as the straight line); the rest at least the straight line."""
-    blocked, deep = blocking
+    blocked, outline, deep = blocking
     far = np.hypot(points[:, 0] - start[0], points[:, 1] - start[1])
+    near = np.flatnonzero(far <= span)
+    asked = points[near]
     cost = np.full(len(points), np.inf)
-    near = far <= span
-    cost[near] = way(points[near])
-    lost = np.flatnonzero(near & ~np.isfinite(cost))
-    if len(lost) and blocked is not None:
-        at = shapely.points(points[lost])
+    if blocked is not None and len(near):
+        # (inside what blocks routes no route arrives: ask for the nearest point outside)
+        at = shapely.points(asked)
         inside = shapely.contains(blocked, at)
         if deep is not None and not deep.is_empty:
             inside &= ~shapely.contains(deep, at)
-        lost, at = lost[inside], at[inside]
-        if len(lost):
-            edge = shapely.get_coordinates(shapely.shortest_line(at, blocked.boundary))[1::2]
-            out = edge + 1e-3 * _unit(edge - points[lost])  # (past the outline's chords)
-            cost[lost] = way(out) + np.hypot(*(points[lost] - out).T)
+        if inside.any():
+            edge = shapely.get_coordinates(shapely.shortest_line(at[inside], outline))[1::2]
+            asked = asked.copy()
+            asked[inside] = edge + 1e-3 * _unit(edge - points[near[inside]])  # (past chords)
+    cost[near] = way(asked) + np.hypot(*(points[near] - asked).T)
     # past the bound, as far as the straight line at least (keeps the trace outside)
     return np.where(np.isfinite(cost), cost, np.maximum(far, bound) + STEP_IN)
 
