@@ -197,6 +197,11 @@ class Hostile:
     def session(self) -> _HostileSession:
         return _HostileSession(self._shown.session)
 
+    def table(self) -> tuple[Any, Any]:
+        """The table reach is worked out on, its names hostile."""
+        session = _HostileSession(self._shown.session)
+        return session.scene(), session.ruleset
+
     def _out(self, value: Any) -> Any:
         if isinstance(value, str):
             if value in HOSTILE_NAMES:
