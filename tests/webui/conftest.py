@@ -19,6 +19,7 @@ import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -38,6 +39,52 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "browser" in item.keywords:
             item.add_marker(skip)
+
+
+#: How long a person's click holds the button down (ms).
+HOLD_MS = 120
+
+
+def _hold_click(page: Any, locator: Any) -> None:
+    """A person's click on what ``locator`` finds: brought into view, the pointer moved
+    onto its middle, button down, held, up."""
+    locator.scroll_into_view_if_needed()
+    box = locator.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, steps=8)
+    page.mouse.down()
+    page.wait_for_timeout(HOLD_MS)
+    page.mouse.up()
+
+
+def _project(state: dict[str, Any], pts: Any) -> Any:
+    """Table inches to the live picture's pixels, by OpenCV, with the camera the state
+    gives (its homography where it has one)."""
+    import cv2
+    import numpy as np
+
+    cam = state["camera"]
+    if cam.get("homography"):
+        h = np.array(cam["homography"])
+        return cv2.perspectiveTransform(pts.reshape(-1, 1, 2), h).reshape(-1, 2)
+    flat = np.hstack([pts, np.zeros((len(pts), 1))])
+    rvec, _ = cv2.Rodrigues(np.array(cam["rotation"], dtype=np.float64))
+    out, _ = cv2.projectPoints(
+        flat,
+        rvec,
+        np.array(cam["translation"], dtype=np.float64),
+        np.array(cam["camera_matrix"], dtype=np.float64),
+        np.array(cam["dist_coeffs"], dtype=np.float64),
+    )
+    return out.reshape(-1, 2)
+
+
+@pytest.fixture(scope="session")
+def person() -> SimpleNamespace:
+    """What a person does with a page and a test checks it against: ``click(page,
+    locator)``, held as a hand does, and ``project(state, points)``, table inches to the
+    picture's pixels by OpenCV."""
+    return SimpleNamespace(click=_hold_click, project=_project)
 
 
 @pytest.fixture(scope="session")

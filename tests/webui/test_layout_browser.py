@@ -23,7 +23,6 @@ import os
 import urllib.request
 from pathlib import Path
 
-import cv2
 import numpy as np
 import pytest
 from shapely.geometry import LineString, Polygon, box
@@ -167,25 +166,7 @@ def finish(played) -> Path:
     return played["db"]
 
 
-def project(state: dict, pts: np.ndarray) -> np.ndarray:
-    """Table inches to the picture's pixels, by OpenCV, with the state's camera."""
-    cam = state["camera"]
-    flat = np.hstack([pts, np.zeros((len(pts), 1))])
-    if cam.get("homography"):
-        h = np.array(cam["homography"])
-        return cv2.perspectiveTransform(pts.reshape(-1, 1, 2), h).reshape(-1, 2)
-    rvec, _ = cv2.Rodrigues(np.array(cam["rotation"], dtype=np.float64))
-    out, _ = cv2.projectPoints(
-        flat,
-        rvec,
-        np.array(cam["translation"], dtype=np.float64),
-        np.array(cam["camera_matrix"], dtype=np.float64),
-        np.array(cam["dist_coeffs"], dtype=np.float64),
-    )
-    return out.reshape(-1, 2)
-
-
-def outlines(state: dict, drawing: str, ctm: list[float]) -> dict[str, Polygon]:
+def outlines(state: dict, drawing: str, ctm: list[float], person) -> dict[str, Polygon]:
     """Each model's base outline on the screen, where the newest frame has it: the
     picture's (``overlay``) through the lens, or the map's (``map``: y up from the table's
     near edge)."""
@@ -202,7 +183,7 @@ def outlines(state: dict, drawing: str, ctm: list[float]) -> dict[str, Polygon]:
             rot = np.array([[math.cos(turn), -math.sin(turn)], [math.sin(turn), math.cos(turn)]])
             pts = (pts - [m["x"], m["y"]]) @ rot.T + [x, y]
         if drawing == "overlay":
-            uv = project(state, pts)
+            uv = person.project(state, pts)
         else:
             uv = np.column_stack([pts[:, 0], state["table"]["depth_in"] - pts[:, 1]])
         screen = np.column_stack([a * uv[:, 0] + c * uv[:, 1] + e, b * uv[:, 0] + d * uv[:, 1] + f])
@@ -210,13 +191,13 @@ def outlines(state: dict, drawing: str, ctm: list[float]) -> dict[str, Polygon]:
     return out
 
 
-def check_drawing(page, sel: str, drawing: str, where: str) -> dict:
+def check_drawing(page, sel: str, drawing: str, where: str, person) -> dict:
     """Measures one drawing against the state it was drawn from; fails on a label that
     meets another model's outline or another label, or a label set apart without a
     leader. Returns the figures."""
     drawn = page.evaluate(DRAWN, sel)
     state = page.evaluate("() => window.kept.state")
-    bases = outlines(state, drawing, drawn["ctm"])
+    bases = outlines(state, drawing, drawn["ctm"], person)
     owner_of_flag = {str(f["id"]): f["model"] for f in state["flags"]}
     gaps, apart, problems = [], 0, []
     labels = drawn["labels"]
@@ -304,7 +285,7 @@ def figures():
     print("\n" + "\n".join(out))
 
 
-def test_live_pages_keep_labels_off_other_bases_at_each_width(played, pages, figures):
+def test_live_pages_keep_labels_off_other_bases_at_each_width(played, pages, figures, person):
     server = played["server"]
     SHOTS.mkdir(parents=True, exist_ok=True)
     smallest: dict[tuple[str, int], float] = {}
@@ -318,7 +299,7 @@ def test_live_pages_keep_labels_off_other_bases_at_each_width(played, pages, fig
                 where = f"/{path} at {width} px, {moment} s"
                 got = frame_is_whole(page, where)
                 for drawing in drawings:
-                    f = check_drawing(page, f"svg#{drawing}", drawing, f"{where} {drawing}")
+                    f = check_drawing(page, f"svg#{drawing}", drawing, f"{where} {drawing}", person)
                     figures.append(f"{where} {drawing}: {f}")
                     key = (f"/{path} {drawing}", width)
                     smallest[key] = min(smallest.get(key, math.inf), f["gap"])
@@ -332,7 +313,7 @@ def test_live_pages_keep_labels_off_other_bases_at_each_width(played, pages, fig
     figures.append(f"smallest gap, label to another base (px): {smallest}")
 
 
-def test_replay_keeps_labels_off_other_bases_at_each_width(played, pages, figures):
+def test_replay_keeps_labels_off_other_bases_at_each_width(played, pages, figures, person):
     db = finish(played)
     replay = Replay(db)
     server = Server(replay, "127.0.0.1", 0, replay=True).start()
@@ -349,7 +330,7 @@ def test_replay_keeps_labels_off_other_bases_at_each_width(played, pages, figure
                 where = f"replay at {width} px, {moment} s"
                 frame_is_whole(page, where)
                 for drawing in ("overlay", "map"):
-                    f = check_drawing(page, f"svg#{drawing}", drawing, f"{where} {drawing}")
+                    f = check_drawing(page, f"svg#{drawing}", drawing, f"{where} {drawing}", person)
                     figures.append(f"{where} {drawing}: {f}")
                     smallest[width] = min(smallest.get(width, math.inf), f["gap"])
                     assert f["height"] >= 12, (where, f)

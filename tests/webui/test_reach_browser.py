@@ -18,6 +18,7 @@ prints its figures (``-s``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -41,8 +42,8 @@ expect = sync_api.expect
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "samples" / "necromunda"
-#: How long a person holds the button for a click, and waits between two (ms).
-HOLD_MS, PAUSE_MS = 120, 600
+#: How long a person waits between two clicks (ms).
+PAUSE_MS = 600
 #: From the press on a model to its reach drawn, at most (ms).
 SHOWN_MS = 300
 #: The ganger's reach from where it stands: its 6 in and the tolerance.
@@ -90,16 +91,6 @@ LABELS = """(sel) => [...document.querySelectorAll(`${sel} g.labels text`)]
   })"""
 
 
-def hold_click(page, locator) -> None:
-    """A person's click on what ``locator`` finds: onto its middle, down, held, up."""
-    b = locator.bounding_box()
-    assert b is not None
-    page.mouse.move(b["x"] + b["width"] / 2, b["y"] + b["height"] / 2)
-    page.mouse.down()
-    page.wait_for_timeout(HOLD_MS)
-    page.mouse.up()
-
-
 def rings_of(d: str) -> list[np.ndarray]:
     """An SVG path's subpaths (``M x y L x y ... Z``) as arrays of points."""
     out = []
@@ -114,21 +105,6 @@ def fetch(url: str) -> dict:
         return json.load(answer)
 
 
-def project(state: dict, pts: np.ndarray) -> np.ndarray:
-    """Table inches to the picture's pixels, by OpenCV, with the state's camera."""
-    cam = state["camera"]
-    flat = np.hstack([pts, np.zeros((len(pts), 1))])
-    rvec, _ = cv2.Rodrigues(np.array(cam["rotation"], dtype=np.float64))
-    out, _ = cv2.projectPoints(
-        flat,
-        rvec,
-        np.array(cam["translation"], dtype=np.float64),
-        np.array(cam["camera_matrix"], dtype=np.float64),
-        np.array(cam["dist_coeffs"], dtype=np.float64),
-    )
-    return out.reshape(-1, 2)
-
-
 def on_screen(ctm: list[float], uv: np.ndarray) -> np.ndarray:
     a, b, c, d, e, f = ctm
     return np.column_stack([a * uv[:, 0] + c * uv[:, 1] + e, b * uv[:, 0] + d * uv[:, 1] + f])
@@ -139,10 +115,10 @@ def disc(x: float, y: float, r: float, n: int = 360) -> np.ndarray:
     return np.column_stack([x + r * np.cos(a), y + r * np.sin(a)])
 
 
-def shown_reach(page, model: str) -> float:
+def shown_reach(page, model: str, person) -> float:
     """Times a press on ``model``'s base on the picture until its reach is drawn (ms)."""
     page.evaluate(TIMED, model)
-    hold_click(page, page.locator(f'svg#overlay path.base[data-model="{model}"]'))
+    person.click(page, page.locator(f'svg#overlay path.base[data-model="{model}"]'))
     page.wait_for_function("() => window.__reach.drawn !== null")
     timed = page.evaluate("() => window.__reach")
     return float(timed["drawn"] - timed["down"])
@@ -155,14 +131,14 @@ def served(played_game):
     server.close()
 
 
-def test_a_click_shows_a_models_reach_within_300_ms_and_a_second_hides_it(served, pages):
+def test_a_click_shows_a_models_reach_within_300_ms_and_a_second_hides_it(served, pages, person):
     page = pages(served.url, 1600, 1000)
     shading = page.locator('g.shade path[data-reach-of="ganger"]')
     expect(page.locator('svg#overlay path.base[data-model="ganger"]')).to_have_count(1)
     page.wait_for_timeout(PAUSE_MS)
     times = []
     for _ in range(3):  # shown, hidden, shown again, hidden...
-        times.append(shown_reach(page, "ganger"))
+        times.append(shown_reach(page, "ganger", person))
         expect(shading).to_have_count(2)  # on the picture and on the map
         expect(page.locator("#reach-bar .reach-explain")).to_have_text(
             re.compile(r'^ganger may end its move \(6\.00"\) on 11[45]\.\d sq in of table')
@@ -172,8 +148,8 @@ def test_a_click_shows_a_models_reach_within_300_ms_and_a_second_hides_it(served
         )
         page.wait_for_timeout(PAUSE_MS)
         if len(times) == 1:
-            measured_against_the_disc(page, fetch(served.url + "api/state"))
-        hold_click(page, page.locator('svg#map path.base[data-model="ganger"]'))
+            measured_against_the_disc(page, fetch(served.url + "api/state"), person)
+        person.click(page, page.locator('svg#map path.base[data-model="ganger"]'))
         expect(shading).to_have_count(0)
         expect(page.locator("#reach-bar")).to_be_hidden()
         expect(page.locator("#info h2")).to_have_text("ganger")  # still selected
@@ -182,12 +158,12 @@ def test_a_click_shows_a_models_reach_within_300_ms_and_a_second_hides_it(served
     assert max(times) < SHOWN_MS, times
 
     # Esc: nothing selected, nothing shaded
-    shown_reach(page, "ganger")
+    shown_reach(page, "ganger", person)
     page.keyboard.press("Escape")
     expect(shading).to_have_count(0)
 
 
-def measured_against_the_disc(page, state: dict) -> None:
+def measured_against_the_disc(page, state: dict, person) -> None:
     """The ganger's shading: on the map, 6.05 in from where it stands all round; on the
     picture, the same disc as OpenCV projects it."""
     ganger = next(m for m in state["models"] if m["id"] == "ganger")
@@ -203,7 +179,7 @@ def measured_against_the_disc(page, state: dict) -> None:
     [area] = [a for a in drawn["areas"] if a["of"] == "ganger"]
     outer = max(rings_of(area["d"]), key=len)
     shaded = Polygon(on_screen(drawn["ctm"], outer))
-    truth = Polygon(on_screen(drawn["ctm"], project(state, disc(x, y, REACH_IN))))
+    truth = Polygon(on_screen(drawn["ctm"], person.project(state, disc(x, y, REACH_IN))))
     apart = shaded.hausdorff_distance(truth)
     print(
         f"picture: {shaded.area:.0f} px^2 shaded, {truth.area:.0f} projected, {apart:.2f} px apart"
@@ -211,11 +187,11 @@ def measured_against_the_disc(page, state: dict) -> None:
     assert shaded.area == pytest.approx(truth.area, rel=0.01) and apart < 2.0
 
 
-def test_no_label_under_the_shading_becomes_unreadable(served, pages):
+def test_no_label_under_the_shading_becomes_unreadable(served, pages, person):
     page = pages(served.url, 1600, 1000)
     expect(page.locator("svg#overlay text.flag-label")).to_have_count(1)
     page.wait_for_timeout(PAUSE_MS)
-    shown_reach(page, "ganger")
+    shown_reach(page, "ganger", person)
     expect(page.locator('svg#overlay g.shade path[data-reach-of="ganger"]')).to_have_count(1)
     page.wait_for_timeout(PAUSE_MS)  # the labels are placed
     state = fetch(served.url + "api/state")
@@ -223,11 +199,11 @@ def test_no_label_under_the_shading_becomes_unreadable(served, pages):
     ctm = page.evaluate(SHADING, "svg#overlay")["ctm"]
     # the region as OpenCV puts it on the screen
     region = Polygon(
-        on_screen(ctm, project(state, np.asarray(found["geometry"]["coordinates"][0][0])))
+        on_screen(ctm, person.project(state, np.asarray(found["geometry"]["coordinates"][0][0])))
     )
     labels = page.evaluate(LABELS, "svg#overlay")
     with_shading = page.screenshot()
-    hold_click(page, page.locator('svg#map path.base[data-model="ganger"]'))
+    person.click(page, page.locator('svg#map path.base[data-model="ganger"]'))
     expect(page.locator("svg#overlay g.shade path")).to_have_count(0)
     page.wait_for_timeout(PAUSE_MS)
     without = page.screenshot()
@@ -256,26 +232,39 @@ def test_no_label_under_the_shading_becomes_unreadable(served, pages):
     assert under >= 2  # the ganger's name and its flag lie in its reach
 
 
-def test_threat_shows_an_enemys_charge_and_marks_whom_it_reaches(setup, tmp_path, pages):
-    # no picture: the map; the brute 6 in from the ganger, its charge 6 + 3 in
+@contextlib.contextmanager
+def two_models(setup, tmp_path, pages, ganger, brute):
+    """A game with no picture (the map is drawn) where the ganger and the brute stand at
+    the given places, served, and its table view open: (the game, the page)."""
     from tablesight.rules.geometry import Pose
 
     cv2.imwrite(str(tmp_path / "0.png"), np.zeros((8, 8, 3), np.uint8))
     game = Game(setup, FileSource(str(tmp_path)))
     with game.lock:
-        game.session.seen("ganger", Pose(10, 15))
-        game.session.seen("brute", Pose(16, 15))
+        game.session.seen("ganger", Pose(*ganger))
+        game.session.seen("brute", Pose(*brute))
     server = Server(game, "127.0.0.1", 0).start()
     page = None
     try:
         page = pages(server.url, 1600, 1000)
+        yield game, page
+    finally:
+        if page is not None:  # before the server goes: its stream ends with the page
+            page.close()
+        server.close()
+        game.stop()
+
+
+def test_threat_shows_an_enemys_charge_and_marks_whom_it_reaches(setup, tmp_path, pages, person):
+    # the brute 6 in from the ganger, its charge 6 + 3 in
+    with two_models(setup, tmp_path, pages, (10, 15), (16, 15)) as (_, page):
         brute = page.locator('svg#map path.base[data-model="brute"]')
         expect(brute).to_have_count(1)
         page.wait_for_timeout(PAUSE_MS)
-        hold_click(page, brute)
+        person.click(page, brute)
         expect(page.locator('svg#map g.shade path[data-reach-of="brute"]')).to_have_count(1)
         page.wait_for_timeout(PAUSE_MS)
-        hold_click(page, page.locator('#reach-bar button[data-choice="threat"]'))
+        person.click(page, page.locator('#reach-bar button[data-choice="threat"]'))
         threat = page.locator('svg#map g.shade path.threat[data-reach-of="brute"]')
         expect(threat).to_have_count(1)
         expect(page.locator("#reach-bar .reach-explain")).to_contain_text(
@@ -288,34 +277,21 @@ def test_threat_shows_an_enemys_charge_and_marks_whom_it_reaches(setup, tmp_path
         print(f"\nthe brute's charge: its outline at most {far.max():.3f} in away")
         assert far.max() == pytest.approx(9.05, abs=0.02)
         page.wait_for_timeout(PAUSE_MS)
-        hold_click(page, page.locator('#reach-bar button[data-choice="move"]'))
+        person.click(page, page.locator('#reach-bar button[data-choice="move"]'))
         expect(page.locator('svg#map g.shade path.reach[data-reach-of="brute"]')).to_have_count(1)
         expect(page.locator("svg#map path.threatened")).to_have_count(0)
-    finally:
-        if page is not None:  # before the server goes: its stream ends with the page
-            page.close()
-        server.close()
-        game.stop()
 
 
-def test_the_shading_follows_the_table(setup, tmp_path, pages):
+def test_the_shading_follows_the_table(setup, tmp_path, pages, person):
     # the ganger's reach shown; the brute then comes within it: the page asks again and
     # the brute's zone is cut out of the shading
     from tablesight.rules.geometry import Pose
 
-    cv2.imwrite(str(tmp_path / "0.png"), np.zeros((8, 8, 3), np.uint8))
-    game = Game(setup, FileSource(str(tmp_path)))
-    with game.lock:
-        game.session.seen("ganger", Pose(10, 15))
-        game.session.seen("brute", Pose(30, 20))
-    server = Server(game, "127.0.0.1", 0).start()
-    page = None
-    try:
-        page = pages(server.url, 1600, 1000)
+    with two_models(setup, tmp_path, pages, (10, 15), (30, 20)) as (game, page):
         ganger = page.locator('svg#map path.base[data-model="ganger"]')
         expect(ganger).to_have_count(1)
         page.wait_for_timeout(PAUSE_MS)
-        hold_click(page, ganger)
+        person.click(page, ganger)
         said = page.locator("#reach-bar .reach-explain")
         expect(said).to_contain_text('limited by its 6.00" allowance (100% of its edge)')
         with game.lock:
@@ -328,11 +304,6 @@ def test_the_shading_follows_the_table(setup, tmp_path, pages):
         near = np.hypot(outer[:, 0] - 14, (30 - outer[:, 1]) - 15).min()
         print(f"\nthe shading now keeps {near:.3f} in from the brute's centre")
         assert near == pytest.approx(1.95, abs=0.02)
-    finally:
-        if page is not None:
-            page.close()
-        server.close()
-        game.stop()
 
 
 def test_on_a_phone_the_reach_control_is_usable(served, browser, wait_ms):
@@ -411,7 +382,7 @@ def sample_game():
     game.stop()
 
 
-def test_on_the_sample_each_models_reach_is_shown_within_300_ms(sample_game, pages):
+def test_on_the_sample_each_models_reach_is_shown_within_300_ms(sample_game, pages, person):
     # twelve models, terrain, zones: each pressed in turn, its reach worked out afresh
     _, server = sample_game
     models = [m["id"] for m in fetch(server.url + "api/state")["models"]]
@@ -420,7 +391,7 @@ def test_on_the_sample_each_models_reach_is_shown_within_300_ms(sample_game, pag
     page.wait_for_timeout(PAUSE_MS)
     times = {}
     for model in models:
-        times[model] = shown_reach(page, model)
+        times[model] = shown_reach(page, model, person)
         expect(page.locator("#reach-bar .reach-of")).to_have_text(f"{model}:")
         page.wait_for_timeout(PAUSE_MS)
     said = ", ".join(f"{m} {t:.0f}" for m, t in times.items())

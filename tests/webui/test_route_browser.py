@@ -30,8 +30,6 @@ pytestmark = pytest.mark.browser
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
 
-#: How long a person holds the button for a click (ms).
-HOLD_MS = 120
 #: The parapet: x 12..14 across the table's 30 in depth, 2 in high.
 PARAPET = [[12, 0], [14, 0], [14, 30], [12, 30]]
 #: Where the route changes level (table inches), and what each mark says.
@@ -67,16 +65,6 @@ CLIMBS_DRAWN = """(sel) => {
   return { marks, others, bases,
            route: n >= 4 ? [screen(xy[0], xy[1]), screen(xy[n - 2], xy[n - 1])] : null };
 }"""
-
-
-def hold_click(page, locator) -> None:
-    """A person's click on what ``locator`` finds: onto its middle, down, held, up."""
-    box = locator.bounding_box()
-    assert box is not None
-    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    page.mouse.down()
-    page.wait_for_timeout(HOLD_MS)
-    page.mouse.up()
 
 
 def meets(a: list[float], b: list[float]) -> bool:
@@ -117,7 +105,7 @@ def climbs_drawn(page, drawing: str, depth_in: float | None) -> dict:
     return got
 
 
-def test_a_flagged_moves_route_is_drawn_with_its_climbs(played_game, pages):
+def test_a_flagged_moves_route_is_drawn_with_its_climbs(played_game, pages, person):
     game = played_game
     with game.lock:
         game.session.place_terrain("parapet", PARAPET, 2.0, ["climbable"])
@@ -139,7 +127,7 @@ def test_a_flagged_moves_route_is_drawn_with_its_climbs(played_game, pages):
         page.select_option("#model", "ganger")
         page.wait_for_timeout(300)
         expect(page.locator("#action")).to_have_value("move")
-        hold_click(page, page.locator("#declare"))
+        person.click(page, page.locator("#declare"))
         expect(flag.locator(".flag-what")).to_have_text("ganger: movement: 11.00 in / 6.00 ")
         page.keyboard.press("Escape")  # nothing selected: the flag alone draws the route
         expect(page.locator("svg#map path.base.selected")).to_have_count(0)
@@ -154,7 +142,7 @@ def test_a_flagged_moves_route_is_drawn_with_its_climbs(played_game, pages):
             print(f"\n{drawing}: {[(m['label'], m['screen']) for m in got['marks']]}")
 
         # the model's card says where its route climbs
-        hold_click(page, page.locator('svg#map path.base[data-model="ganger"]'))
+        person.click(page, page.locator('svg#map path.base[data-model="ganger"]'))
         expect(page.locator("#info h2")).to_have_text("ganger")
         expect(page.locator("#info [data-testid=climbs]")).to_have_text(
             'climbs +2.0" at (12.00, 10.00), -2.0" at (14.00, 10.00)'
@@ -175,12 +163,12 @@ def test_a_flagged_moves_route_is_drawn_with_its_climbs(played_game, pages):
         climbs_drawn(broadcast, "overlay", None)
 
         # dismissed, the flag no longer draws the route; selecting the model does
-        hold_click(page, flag.locator("button.flag-dismiss"))
+        person.click(page, flag.locator("button.flag-dismiss"))
         expect(flag).to_have_class("violation dismiss")
         expect(page.locator("svg#map path.route")).to_have_count(0)
         expect(page.locator("svg#map path.climb")).to_have_count(0)
         expect(page.locator("svg#map text.climb-label")).to_have_count(0)
-        hold_click(page, page.locator('svg#map path.base[data-model="ganger"]'))
+        person.click(page, page.locator('svg#map path.base[data-model="ganger"]'))
         expect(page.locator('svg#map path.route:not(.flagged)[data-route="ganger"]')).to_have_count(
             1
         )
