@@ -423,6 +423,17 @@ def footage() -> tuple[PinholeCamera, Mapping[str, np.ndarray]]:
 
 
 @pytest.fixture(scope="session")
+def necromunda_sample() -> Setup:
+    """The Necromunda sample's set-up (``samples/necromunda``: table, roster, terrain,
+    camera), as ``tablesight run`` loads it."""
+    from tablesight.calibration.setup import Setup
+
+    sample = REPO_ROOT / "samples" / "necromunda"
+    files = ("table.toml", "roster.toml", "terrain.toml", "camera.toml")
+    return Setup.load("necromunda", *(sample / name for name in files))
+
+
+@pytest.fixture(scope="session")
 def setup(footage, two_model_table, two_model_roster) -> Setup:
     """Necromunda on the two-model table, with the lens that took the footage."""
     from tablesight.calibration.camera import CameraModel

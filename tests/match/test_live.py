@@ -119,16 +119,10 @@ def test_a_square_grid_game_is_judged_in_squares():
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "necromunda"
 
 
-def test_terrain_seen_by_the_camera_reaches_the_referee():
+def test_terrain_seen_by_the_camera_reaches_the_referee(necromunda_sample):
     import cv2
 
-    setup = Setup.load(
-        "necromunda",
-        SAMPLE / "table.toml",
-        SAMPLE / "roster.toml",
-        SAMPLE / "terrain.toml",
-        SAMPLE / "camera.toml",
-    )
+    setup = necromunda_sample
     capture = cv2.VideoCapture(str(SAMPLE / "match.mp4"))
     ok, image = capture.read()
     capture.release()

@@ -28,7 +28,6 @@ import pytest
 from shapely.geometry import LineString, Polygon, box
 
 from tablesight.calibration.script import Script
-from tablesight.calibration.setup import Setup
 from tablesight.match.game import Game
 from tablesight.match.replay import Replay
 from tablesight.match.writer import MatchWriter
@@ -113,16 +112,10 @@ FRAME = """() => {
 
 
 @pytest.fixture(scope="module")
-def played(tmp_path_factory):
+def played(tmp_path_factory, necromunda_sample):
     """The sample game, recorded and served, played in the test (:func:`play_to`,
     :func:`finish`)."""
-    setup = Setup.load(
-        "necromunda",
-        SAMPLE / "table.toml",
-        SAMPLE / "roster.toml",
-        SAMPLE / "terrain.toml",
-        SAMPLE / "camera.toml",
-    )
+    setup = necromunda_sample
     script = Script.from_toml(SAMPLE / "session.toml", setup)
     video = SAMPLE / "match.mp4"
     db = tmp_path_factory.mktemp("layout") / "match.db"

@@ -30,7 +30,6 @@ import numpy as np
 import pytest
 from shapely.geometry import Point, Polygon, box
 
-from tablesight.calibration.setup import Setup
 from tablesight.match.game import Game
 from tablesight.match.replay import Replay
 from tablesight.vision.sources import FileSource
@@ -362,15 +361,9 @@ def test_on_a_phone_the_reach_control_is_usable(served, browser, wait_ms):
 
 
 @pytest.fixture(scope="module")
-def sample_game():
+def sample_game(necromunda_sample):
     """The Necromunda sample's first half second: twelve models, goliath and escher."""
-    setup = Setup.load(
-        "necromunda",
-        SAMPLE / "table.toml",
-        SAMPLE / "roster.toml",
-        SAMPLE / "terrain.toml",
-        SAMPLE / "camera.toml",
-    )
+    setup = necromunda_sample
     game = Game(setup, FileSource(str(SAMPLE / "match.mp4")))
     for frame in game.source.frames(decode=False):
         if frame.t > 0.5:
