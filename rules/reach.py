@@ -468,7 +468,7 @@ def _limits(
     )
     for k in touching:
         along = float(edge.intersection(shapes[k].buffer(2e-3)).length)
-        if along > 1e-3:
+        if along >= 0.005 * total:  # (what makes less than half a percent of it is not said)
             shares[keep_out[k][0]] = along / total
     rest = max(0.0, 1.0 - sum(shares.values()))
     if rest > 1e-3:

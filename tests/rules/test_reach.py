@@ -312,14 +312,14 @@ def test_on_squares_an_open_deck_reaches_a_diamond():
 
 def test_on_squares_the_reach_agrees_with_the_referee_square_by_square():
     # The sample deck: a bulkhead with a two-square opening, slagged squares, a pirate.
-    # Every square of the deck's 20 x 14: ending vex's move there is legal to the referee
-    # exactly where the reach holds the square.
+    # Every square of the deck (15 x 20, lying at 90 degrees) and the ring round it, 374:
+    # ending vex's move there is legal to the referee exactly where the reach holds it.
     s = Scenario.from_file(SCENARIOS / "battlestations-deck.json")
     found = reach(s.scene, s.ruleset, "vex")
     grid = s.scene.grid
-    agree = 0
-    for u in range(20):
-        for v in range(14):
+    legal_squares = 0
+    for u in range(-1, 16):  # the deck's 15 x 20 squares and a ring off it
+        for v in range(-1, 21):
             x, y = grid.centre((u, v))
             mover = dataclasses.replace(s.scene.model("vex"), end=Pose(x, y))
             scene = dataclasses.replace(
@@ -328,5 +328,7 @@ def test_on_squares_the_reach_agrees_with_the_referee_square_by_square():
             verdict = referee_for(scene, s.ruleset).judge_model("vex")
             legal = not [f for f in verdict.violations if f.rule != "action"]
             assert legal == found.region.contains(Point(x, y)), (u, v, verdict.rules())
-            agree += 1
-    assert agree == 280 and 20 <= found.squares < 280
+            legal_squares += legal
+    # and the region holds those squares and no others, whole
+    assert found.squares == legal_squares
+    assert found.area_sq_in == pytest.approx(legal_squares * 1.5**2)
