@@ -113,9 +113,17 @@ class Levels:
     def change_costs(self, p: np.ndarray, q: np.ndarray) -> np.ndarray:
         """What going from where each ``p`` stands to where each ``q`` stands costs (arcs)."""
         hp, hq = np.broadcast_arrays(self.heights_at(p), self.heights_at(q))
-        return np.asarray(
-            [self.climb(b - a) if abs(b - a) > 1e-9 else 0.0 for a, b in zip(hp, hq, strict=True)]
-        )
+        return self._rise_costs(hq - hp)
+
+    def _rise_costs(self, rises: np.ndarray) -> np.ndarray:
+        """What each rise (negative: a drop) costs, ``climb`` asked once per distinct one;
+        no change of height costs nothing."""
+        cost = np.zeros(np.shape(rises))
+        change = np.abs(rises) > 1e-9
+        if change.any():
+            unique, back = np.unique(np.round(rises[change], 9), return_inverse=True)
+            cost[change] = np.asarray([self.climb(float(r)) for r in unique])[back]
+        return cost
 
     def climb_costs(self, p: np.ndarray, q: np.ndarray) -> np.ndarray:
         """What the climbs of each straight run p[i]-q[i] cost."""
@@ -124,13 +132,7 @@ class Levels:
         if not len(near):
             return cost
         heights, _ = self.profile(p[near], q[near])
-        a, b = heights[:, :-1], heights[:, 1:]
-        change = np.abs(b - a) > 1e-9
-        if change.any():
-            rises = (b - a)[change]
-            unique, back = np.unique(np.round(rises, 9), return_inverse=True)
-            costs = np.asarray([self.climb(float(r)) for r in unique])[back]
-            np.add.at(cost, near[np.nonzero(change)[0]], costs)
+        cost[near] = self._rise_costs(np.diff(heights, axis=1)).sum(axis=1)
         return cost
 
     def profile(self, p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -47,7 +47,7 @@ from shapely.geometry.base import BaseGeometry
 from tablesight.rules.errors import InputError
 from tablesight.rules.field import MoveField
 from tablesight.rules.grid import GridReferee
-from tablesight.rules.measure import SAME_LEVEL_IN, Measure
+from tablesight.rules.measure import Measure
 from tablesight.rules.pathing import route_costs
 from tablesight.rules.ruleset import ActionRules, Ruleset
 from tablesight.rules.scene import Model, Scene
@@ -211,7 +211,7 @@ def _region(
     field = MoveField(m.scene, m.rules, mover, zone_ids)
     cost = _cost_grid(field, mover.start.xy, allowance + m.tol)
     inside = _traced(cost, allowance + m.tol)
-    keep_out = _keep_out(m, mover, zone_ids)
+    keep_out = _keep_out(m, mover, zone_ids, allowance + m.tol)
     region = _tidy(inside.difference(shapely.union_all([shape for _, shape in keep_out])))
     return Reach(mover.id, action, allowance, region, _limits(region, keep_out, allowance))
 
@@ -407,12 +407,24 @@ def _traced(grid: tuple[np.ndarray, np.ndarray, np.ndarray], allowance: float) -
     return shapely.make_valid(shapely.union_all(out)) if out else Polygon()
 
 
-def _keep_out(m: Measure, mover: Model, zone_ids: frozenset[str]) -> list[tuple[str, BaseGeometry]]:
-    """Where the move may not end, each with what it is: off the table, on another base,
-    in a zone it must keep out of, inside terrain it cannot stand in, over a gap, on a top
-    too narrow to rest on. Each is what the referee flags: past the tolerance."""
+def _keep_out(
+    m: Measure, mover: Model, zone_ids: frozenset[str], reach_in: float
+) -> list[tuple[str, BaseGeometry]]:
+    """Where the move may not end, within ``reach_in`` of its start, each with what it
+    is: off the table, on another base (on whatever level that base stands, the end
+    stands on it too), in a zone it must keep out of, inside terrain it cannot stand in,
+    over a gap, on a top too narrow to rest on. Each is what the referee flags: past the
+    tolerance."""
     r, tol = mover.base.radius_in, m.tol
     scene, zone, movement = m.scene, m.rules.zone, m.rules.movement
+    start = Point(mover.start.xy)
+    zone_in = zone.range_in if zone is not None else 0.0
+    near = [
+        o
+        for o in scene.models
+        if o.id != mover.id
+        and start.distance(Point(o.pose.xy)) - o.base.reach_in - zone_in - r <= reach_in
+    ]
     out: list[tuple[str, BaseGeometry]] = []
     if not movement.may_leave_table:
         t, inset = scene.table, r - tol
@@ -420,16 +432,16 @@ def _keep_out(m: Measure, mover: Model, zone_ids: frozenset[str]) -> list[tuple[
             shapely.box(inset, inset, t.width_in - inset, t.depth_in - inset)
         )
         out.append(("the table's edge", edge))
-    for other in scene.models:
-        if other.id == mover.id:
-            continue
+    for other in near:
         if other.id in zone_ids and zone is not None:
             grown = other.base.inflated(other.pose, zone.range_in - tol + r, "inner")
             out.append((f"{other.id}'s {inches(zone.range_in)} zone", grown))
-        elif abs(other.pose.z - mover.start.z) < SAME_LEVEL_IN:
+        else:
             out.append((f"{other.id}'s base", other.base.inflated(other.pose, r - tol, "inner")))
     narrow = movement.rest_min_top_fraction
     for piece in scene.terrain:
+        if piece.polygon.distance(start) - r > reach_in:
+            continue
         if piece.has("impassable"):
             out.append((piece.id, piece.polygon.buffer(r - tol, quad_segs=16)))
         elif piece.has("climbable"):

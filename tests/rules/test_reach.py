@@ -332,3 +332,22 @@ def test_on_squares_the_reach_agrees_with_the_referee_square_by_square():
     # and the region holds those squares and no others, whole
     assert found.squares == legal_squares
     assert found.area_sq_in == pytest.approx(legal_squares * 1.5**2)
+
+
+def test_a_base_on_a_crate_is_not_ended_on():
+    # A 1" crate from x = 14; f stands on it at (14.8, 12). a, on the ground at (10, 12),
+    # climbs on (4 + 1 = 5 in to its edge): where its base would overlap f's up there
+    # (within 0.95 of f's centre, 1 less the tolerance) is no end, and the referee says
+    # so too; beside f it is (|(10,12)-(14.6,11)| = 4.71, + 1 climbed = 5.71).
+    crate = box("crate", 14, 6, 20, 18, "climbable", height=1)
+    models = [
+        model("a", "red", 10, 12),
+        {**model("f", "red", 14.8, 12), "start": {"x": 14.8, "y": 12, "z": 1}},
+    ]
+    s = scenario("trench-crusade", models, [crate])
+    region = reach(s.scene, s.ruleset, "a").region
+    assert not region.intersects(Point(14.8, 12).buffer(0.94))
+    assert region.contains(Point(14.6, 11.0))
+    on_f = dataclasses.replace(s.scene.model("a"), end=Pose(15.0, 12.0, 0.0, 1.0))
+    scene = dataclasses.replace(s.scene, models=(on_f, s.scene.model("f")))
+    assert "base_overlap" in Referee(scene, s.ruleset).judge_model("a", units=False).rules()
