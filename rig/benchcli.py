@@ -154,11 +154,16 @@ def bench_sizes() -> None:
 @bench.command("bases")
 @click.option("--shots", default=3, show_default=True, help="Rendered shots per table.")
 def bench_bases(shots: int) -> None:
-    """For each common base, the largest marker it takes and the tables a 1080p and a 4K
-    camera read it on, rendered (about 2 minutes)."""
+    """For each common base, the marker it takes and the tables a 1080p and a 4K camera
+    read it on, rendered: with miniatures standing (markers on their heads), then bare
+    bases (markers on the base tops); about 3 minutes."""
     from tablesight.rig.accuracy import base_marker_table
+    from tablesight.rig.occlusion import figure_table
 
-    _about("bench bases: rendering the far edge of 5 tables at 1080p and 4K, about 2 minutes")
+    _about("bench bases: rendering 5 tables at 1080p and 4K, about 3 minutes")
+    click.echo("With miniatures standing, each model's marker on its figure's head:\n")
+    click.echo(figure_table())
+    click.echo("\nBare bases, each model's marker on its base top:\n")
     click.echo(base_marker_table(shots))
 
 

@@ -100,7 +100,13 @@ TAB_MARKER_MM = 15.0
 #: Subsamples per pixel side for the markers (figures: one).
 SUPERSAMPLE = 2
 #: Base diameter (mm) -> the figure's height range (mm).
-FIGURE_HEIGHTS = {25.0: (30.0, 42.0), 28.0: (32.0, 45.0), 32.0: (35.0, 50.0), 40.0: (45.0, 60.0)}
+FIGURE_HEIGHTS = {
+    25.0: (30.0, 42.0),
+    28.0: (32.0, 45.0),
+    32.0: (35.0, 50.0),
+    40.0: (45.0, 60.0),
+    50.0: (50.0, 70.0),
+}
 
 
 def _card_mm(marker_mm: float) -> float:
@@ -119,6 +125,9 @@ class Model:
     heading: float
     base_mm: float
     figure: Figure
+    #: The marker on the figure's head, if not three quarters of this figure's width (a
+    #: player prints one size for all models on a base size).
+    head_mm: float | None = None
 
     def solid(self) -> Prism:
         return self.figure.prism(self.x, self.y, self.heading)
@@ -135,7 +144,7 @@ class Model:
         if placement == "tab":
             return TAB_MARKER_MM, BASE_TOP_MM, self.base_mm / 2 + 0.5 + _card_mm(TAB_MARKER_MM) / 2
         if placement == "head":
-            size = round(0.75 * self.figure.width_mm * 2) / 2
+            size = self.head_mm or round(0.75 * self.figure.width_mm * 2) / 2
             top = BASE_TOP_MM + self.figure.height_mm
             return size, top, self.figure.offset_mm[0]
         raise ValueError(f"unknown placement {placement!r}; expected one of {PLACEMENTS}")
@@ -178,8 +187,8 @@ class Model:
         return unary_union([Point(self.x, self.y).buffer(r, 24), box])
 
 
-def table_spec() -> TableSpec:
-    w, d = TABLE_IN
+def table_spec(table_in: tuple[float, float] = TABLE_IN) -> TableSpec:
+    w, d = table_in
     at = [(1.5, 1.5), (w - 1.5, 1.5), (w - 1.5, d - 1.5), (1.5, d - 1.5)]
     anchors = [Anchor(id=i, x_in=x, y_in=y, size_mm=ANCHOR_MM) for i, (x, y) in enumerate(at)]
     return TableSpec(
@@ -187,14 +196,21 @@ def table_spec() -> TableSpec:
     )
 
 
-def layout(seed: int, models: int = 36) -> list[Model]:
+def layout(
+    seed: int,
+    models: int = 36,
+    table_in: tuple[float, float] = TABLE_IN,
+    bases: Sequence[float] = (25.0, 25.0, 28.0, 32.0, 32.0, 40.0),
+    head_mm: float | None = None,
+) -> list[Model]:
     """``models`` models (at most 46) in units of one to five: a unit shares a base size
-    and faces one way give or take 40 degrees, its members 0.15-0.9 in apart edge to
-    edge; nothing within 3.5 in of an anchor or 2.5 in of the table's edge."""
+    (drawn from ``bases``) and faces one way give or take 40 degrees, its members 0.15-0.9
+    in apart edge to edge; nothing within 3.5 in of an anchor or 2.5 in of the table's
+    edge.  ``head_mm``: the marker on every figure's head, if one size for all."""
     if not 0 < models <= 46:
         raise ValueError("1 to 46 models (marker ids 4-49 of 4x4_50)")
     rng = random.Random(seed)
-    w, d = TABLE_IN
+    w, d = table_in
     corners = [(1.5, 1.5), (w - 1.5, 1.5), (w - 1.5, d - 1.5), (1.5, d - 1.5)]
     out: list[Model] = []
     shapes: list[Polygon] = []
@@ -209,7 +225,7 @@ def layout(seed: int, models: int = 36) -> list[Model]:
 
     while len(out) < models:
         size = min(rng.choice((1, 2, 3, 4, 5, 5)), models - len(out))
-        base = rng.choice((25.0, 25.0, 28.0, 32.0, 32.0, 40.0))
+        base = rng.choice(bases)
         facing = rng.uniform(0, 360)
         unit: list[Model] = []
         for _ in range(200):
@@ -234,6 +250,7 @@ def layout(seed: int, models: int = 36) -> list[Model]:
                     offset_mm=(-round(base * rng.uniform(0.12, 0.18), 1), 0.0),
                     base_mm=BASE_TOP_MM,
                 ),
+                head_mm,
             )
             if fits(m):
                 unit.append(m)
@@ -243,12 +260,15 @@ def layout(seed: int, models: int = 36) -> list[Model]:
 
 
 def camera_for(
-    height_in: float, tilt_deg: float, size: tuple[int, int] = (1920, 1080)
+    height_in: float,
+    tilt_deg: float,
+    size: tuple[int, int] = (1920, 1080),
+    table_in: tuple[float, float] = TABLE_IN,
 ) -> PinholeCamera:
     """The camera ``height_in`` above the table, tilted ``tilt_deg`` from vertical toward
     the table's near edge, aimed at its centre: a 70 degree lens, or the narrowest wider
     one that sees all four of the table's corners (1 % of the frame clear)."""
-    w, d = TABLE_IN
+    w, d = table_in
     centre = (w / 2, d / 2, 0.0)
     at = (w / 2, d / 2 - height_in * math.tan(math.radians(tilt_deg)), height_in)
     corners = np.array([[0, 0, 0], [w, 0, 0], [w, d, 0], [0, d, 0]], dtype=float)
@@ -349,11 +369,12 @@ def _photograph(
     sets: dict[str, list[PlacedMarker]],
     shot: Shot,
     texture_seed: int,
+    table_in: tuple[float, float] = TABLE_IN,
 ) -> dict[str, np.ndarray]:
     """:func:`tablesight.rig.bodies.render_scene` of one table with each marker set in turn:
     the table and the figures are drawn once (figures with one sample a pixel), then each
     set's markers over a copy, depth tested against the figures, and the copy developed."""
-    ground = _draw_table(camera, TABLE_IN, texture_seed)
+    ground = _draw_table(camera, table_in, texture_seed)
     _, seen = draw_solids(ground, camera, solids, 1)
     ss = max(1, shot.supersample)
     out = {}
@@ -378,25 +399,38 @@ def measure_camera(
 ) -> list[Cell]:
     """Every placement's figures from one camera, over the layouts of ``seeds`` (with
     ``figures`` False: the same markers with no figures standing, for comparison)."""
-    cv2.setNumThreads(1)
     camera = camera_for(height_in, tilt_deg, size)
+    cells = [Cell(height_in, tilt_deg, size[0], size[1], hfov_deg(camera), p) for p in placements]
+    layouts = [(seed, layout(seed, models)) for seed in seeds]
+    _measure(camera, TABLE_IN, layouts, cells, figures)
+    return cells
+
+
+def _measure(
+    camera: PinholeCamera,
+    table_in: tuple[float, float],
+    layouts: Sequence[tuple[int, list[Model]]],
+    cells: Sequence[Cell],
+    figures: bool = True,
+) -> None:
+    """Photograph each ``(seed, models)`` layout on a ``table_in`` table through
+    ``camera``, once for each cell's placement, and add to each cell what the pipeline
+    located, against where each model was placed."""
+    cv2.setNumThreads(1)
     intrinsics = CameraModel(camera.size, camera.camera_matrix, camera.dist_coeffs)
-    table = table_spec()
+    table = table_spec(table_in)
     anchors = [
         PlacedMarker(a.id, a.size_mm, a.x_in, a.y_in, 0.0, a.heading, cv2.aruco.DICT_4X4_50)
         for a in table.anchors
     ]
     detector = MarkerDetector(DICTIONARY, camera.size)
-    cells = {
-        p: Cell(height_in, tilt_deg, size[0], size[1], hfov_deg(camera), p) for p in placements
-    }
-    for seed in seeds:
-        placed = layout(seed, models)
+    placements = [c.placement for c in cells]
+    for seed, placed in layouts:
         truth = {p: [m.placed(p) for m in placed] for p in placements}
         sets = {p: anchors + [marker for _, marker in truth[p]] for p in placements}
         shot = Shot(seed=seed, supersample=SUPERSAMPLE)
         solids = [m.solid() for m in placed] if figures else []
-        images = _photograph(camera, solids, sets, shot, seed)
+        images = _photograph(camera, solids, sets, shot, seed, table_in)
         eye = camera.position_in
         toward = [
             (eye[0] - m.x) * math.cos(math.radians(m.heading))
@@ -404,8 +438,8 @@ def measure_camera(
             > 0
             for m in placed
         ]
-        for p in placements:
-            cell = cells[p]
+        for cell in cells:
+            p = cell.placement
             cell.models += len(placed)
             for _, marker in truth[p]:
                 px = camera.project(marker.corners_in())
@@ -418,7 +452,6 @@ def measure_camera(
                 cell.facing.append((front, got is not None))
                 if got is not None:
                     cell.errors_in.append(math.dist(got, (m.x, m.y)))
-    return list(cells.values())
 
 
 def _located(
@@ -503,3 +536,92 @@ def confirm(
 def report(cells: Sequence[Cell]) -> str:
     """The study as a Markdown table."""
     return "\n".join([HEADER, *(c.row() for c in cells)])
+
+
+#: Round bases (mm) of the lead table, with their figures standing.
+FIGURE_BASES = (25.0, 28.0, 32.0, 40.0, 50.0)
+
+
+def head_marker_mm(base_mm: float) -> float:
+    """The marker (to 0.5 mm) on a card on the figure's head that fits every figure the
+    base carries: three quarters of the narrowest figure, half the base wide (25 mm: 9 mm,
+    32 mm: 12 mm, 40 mm: 15 mm)."""
+    return math.floor(0.75 * 0.5 * base_mm * 2) / 2
+
+
+def overhead_camera(table_in: tuple[float, float], size: tuple[int, int]) -> PinholeCamera:
+    """The recommended camera: straight above the table's centre with a 70 degree lens, as
+    low as it sees the whole table with 1 in to spare (straight down, any lens that just
+    sees the table gives its markers the same pixels)."""
+    w, d = table_in
+    edge = np.array([[-1.0, -1.0, 0], [w + 1, -1.0, 0], [w + 1, d + 1, 0], [-1.0, d + 1, 0]])
+
+    def at(z: float) -> PinholeCamera:
+        return PinholeCamera.looking_at((w / 2, d / 2, z), (w / 2, d / 2, 0.0), *size)
+
+    def sees(z: float) -> bool:
+        px = at(z).project(edge)
+        return bool(((px >= 0) & (px <= np.array(size) - 1)).all())
+
+    lo, hi = 1.0, 200.0
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if sees(mid) else (mid, hi)
+    return at(hi)
+
+
+def _figure_job(args: tuple) -> Cell:
+    table_in, base_mm, size, seeds, models = args
+    camera = overhead_camera(table_in, size)
+    head = head_marker_mm(base_mm)
+    cell = Cell(camera.position_in[2], 0.0, size[0], size[1], hfov_deg(camera), "head")
+    layouts = [(s, layout(s, models, table_in, (base_mm,), head)) for s in seeds]
+    _measure(camera, table_in, layouts, [cell])
+    return cell
+
+
+def figure_table(layouts: int = 4, models: int = 36, workers: int = 2) -> str:
+    """The README's lead table: for each base, the marker on its figure's head and, for
+    each table, the camera that locates every model within ``GOOD_IN`` with the figures
+    standing: 1080p where a 1080p camera does, else 4K where a 4K one does, else
+    "neither"; the smallest marker side in pixels in brackets.  Each cell: ``layouts``
+    layouts of ``models`` models all on that base, in units as players stand them,
+    photographed by :func:`overhead_camera` with a webcam's blur, noise and JPEG.
+    Markdown."""
+    from tablesight.rig.accuracy import TABLES_IN
+
+    sizes = {"1080p": (1920, 1080), "4K": (3840, 2160)}
+    seeds = tuple(range(200, 200 + layouts))
+    cells: dict[tuple[tuple[float, float], float, str], Cell] = {}
+    for name, size in sizes.items():
+        todo = [
+            (t, b)
+            for t in TABLES_IN
+            for b in FIGURE_BASES
+            if not _every_one(cells.get((t, b, "1080p")))
+        ]
+        jobs = [(t, b, size, seeds, models) for t, b in todo]
+        with ProcessPoolExecutor(workers) as pool:
+            for (t, b), cell in zip(todo, pool.map(_figure_job, jobs), strict=True):
+                cells[t, b, name] = cell
+    head = " | ".join(f"{w:g} x {d:g} in" for w, d in TABLES_IN)
+    rows = [f"| base | marker on the head | {head} |", "|---|---|" + "---|" * len(TABLES_IN)]
+    for b in FIGURE_BASES:
+        row = []
+        for t in TABLES_IN:
+            fit = next(
+                (
+                    f"{n} ({min(c.sides_px):.0f} px)"
+                    for n in sizes
+                    if (c := cells.get((t, b, n))) is not None and _every_one(c)
+                ),
+                "neither",
+            )
+            row.append(fit)
+        rows.append(f"| {b:g} mm | {head_marker_mm(b):g} mm | " + " | ".join(row) + " |")
+    return "\n".join(rows)
+
+
+def _every_one(cell: Cell | None) -> bool:
+    """Every model of the cell located within ``GOOD_IN``."""
+    return cell is not None and cell.models > 0 and cell.within == 1.0
