@@ -137,7 +137,9 @@ class LiveSource:
         self._jpeg: bool | None = None
         #: What the decode threads find in each frame (``frames`` says), with its decoding.
         self._detect: Detect | None = None
-        self._decode = True
+        #: Until the game asks (``frames``), a camera's JPEGs wait undecoded: the game
+        #: decodes those it needs, and more of them wait while it starts than pictures.
+        self._decode = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._read, name=f"source {spec}", daemon=True)
         self._thread.start()

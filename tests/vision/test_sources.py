@@ -106,3 +106,20 @@ def test_http_mjpeg_stream_newest_frames_only(mjpeg_server: str):
         assert source.status == "camera lost, retrying"
     finally:
         source.close()
+
+
+@pytest.mark.slow
+def test_a_game_that_starts_reading_late_still_gets_the_first_frames(mjpeg_server: str):
+    """The camera's first pictures arrive while the game is still starting; they wait as
+    the camera sent them (JPEG, up to eight), not decoded to two pictures of which the
+    older is dropped: a 4K camera lost its first two to four frames so."""
+    source = open_source(mjpeg_server)
+    assert isinstance(source, LiveSource)
+    try:
+        assert source.delivered.wait(5.0)
+        time.sleep(0.1)  # the game starting: three or four frames at 30 fps
+        first = next(iter(source.frames(timeout_s=5.0, decode=False)))
+        assert number_of(first.image) == 0
+        assert source.dropped == 0
+    finally:
+        source.close()
