@@ -20,16 +20,28 @@ from pathlib import Path
 
 import numpy as np
 
+#: The demo as the soak starts it.
+DEMO = [sys.executable, "-m", "tablesight", "demo", "--no-browser", "--port", "0"]
 #: Where the demo says its table view is.
 DEMO_URL = re.compile(r"table view: (http://127\.0\.0\.1:\d+/)")
 
 
 def rss_mib(pid: int) -> float:
     """The process's resident memory (MiB), from /proc."""
+    return _status(pid, "VmRSS") / 1024.0
+
+
+def _status(pid: int, key: str) -> int:
+    """A number from /proc/PID/status (kB for sizes)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024.0
-    raise ValueError(f"no VmRSS for process {pid}")
+        if line.startswith(f"{key}:"):
+            return int(line.split()[1])
+    raise ValueError(f"no {key} for process {pid}")
+
+
+def handles(pid: int) -> tuple[int, int]:
+    """The process's threads and open file descriptors (sockets, files, pipes)."""
+    return _status(pid, "Threads"), len(list(Path(f"/proc/{pid}/fd").iterdir()))
 
 
 @dataclass
@@ -38,10 +50,15 @@ class Soak:
 
     samples: list[tuple[float, float]] = field(default_factory=list)
     read_bytes: list[int] = field(default_factory=list)
+    #: Threads and open file descriptors at each reading.
+    handles: list[tuple[int, int]] = field(default_factory=list)
 
     def report(self, warm_up_min: float) -> str:
-        rows = ["| minutes | memory (MiB) |", "|---|---|"]
-        rows += [f"| {m:.1f} | {mib:.0f} |" for m, mib in self.samples]
+        rows = ["| minutes | memory (MiB) | threads | open files |", "|---|---|---|---|"]
+        rows += [
+            f"| {m:.1f} | {mib:.0f} | {t} | {f} |"
+            for (m, mib), (t, f) in zip(self.samples, self.handles, strict=True)
+        ]
         after = [(m, mib) for m, mib in self.samples if m >= warm_up_min]
         if len(after) >= 3:
             xs, ys = np.array(after).T
@@ -56,7 +73,10 @@ class Soak:
                 f"median {np.median(ys):.0f}; the median of each quarter hour "
                 + ", ".join(f"{q:.0f}" for q in quarters)
                 + f" MiB; fitted {slope:+.0f} MiB an hour; viewers read "
-                f"{sum(self.read_bytes) / 1e6:.0f} MB"
+                f"{sum(self.read_bytes) / 1e6:.0f} MB; threads "
+                f"{min(t for t, _ in self.handles)}-{max(t for t, _ in self.handles)}, "
+                f"open files {min(f for _, f in self.handles)}-"
+                f"{max(f for _, f in self.handles)}"
             )
         return "\n".join(rows)
 
@@ -80,11 +100,13 @@ def run(
     every_s: float = 60.0,
     viewers: int = 2,
     say: Callable[[str], None] = print,
+    speed: float = 1.0,
 ) -> Soak:
-    """The demo for ``minutes``, with ``viewers`` clients on ``/api/stream`` and as many on
+    """The demo for ``minutes`` (its clip played ``speed`` times as fast: more games and
+    pictures a minute), with ``viewers`` clients on ``/api/stream`` and as many on
     ``/video.mjpg``, its memory read every ``every_s``."""
     demo = subprocess.Popen(
-        [sys.executable, "-m", "tablesight", "demo", "--no-browser", "--port", "0"],
+        [*DEMO, "--speed", f"{speed:g}"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -115,7 +137,9 @@ def run(
             elapsed = (time.monotonic() - start) / 60.0
             mib = rss_mib(demo.pid)
             soak.samples.append((elapsed, mib))
-            say(f"{elapsed:5.1f} min: {mib:.0f} MiB")
+            soak.handles.append(handles(demo.pid))
+            threads, files = soak.handles[-1]
+            say(f"{elapsed:5.1f} min: {mib:.0f} MiB, {threads} threads, {files} open files")
             if elapsed >= minutes or demo.poll() is not None:
                 break
             time.sleep(every_s)
