@@ -1,7 +1,8 @@
 """The README's pictures of the demo, taken again: the table view (1600 x 1000) and
 ``/broadcast`` (1920 x 1080) of ``tablesight demo`` (the Necromunda sample) at the moment
-the README's caption names, and the table view with one model's reach shaded (pressed on
-the picture a second before), in Debian's Chromium::
+the README's caption names, the table view with one model's reach shaded (pressed on
+the picture a second before), and the table view on a phone (390 x 844), in Debian's
+Chromium::
 
     .venv/bin/python -m tablesight.rig.screenshots [--at 30.4] [--reach ryza]
         [--out docs/screenshots]
@@ -60,6 +61,10 @@ def take(at_s: float, out: Path, reach: str = "ryza") -> list[Path]:
             cast.goto(url + "broadcast")
             reached = browser.new_page(viewport={"width": 1600, "height": 1000})
             reached.goto(url)
+            phone = browser.new_page(
+                viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True
+            )
+            phone.goto(url)
             while _state_t(url) < at_s - REACH_BEFORE_S:
                 time.sleep(0.05)
             reached.locator(f'svg#overlay path.base[data-model="{reach}"]').click()
@@ -68,10 +73,10 @@ def take(at_s: float, out: Path, reach: str = "ryza") -> list[Path]:
                 time.sleep(0.05)
             while _state_t(url) < at_s:
                 time.sleep(0.01)
-            paths = [out / "table-view.png", out / "broadcast.png", out / "reach.png"]
-            table.screenshot(path=str(paths[0]))
-            cast.screenshot(path=str(paths[1]))
-            reached.screenshot(path=str(paths[2]))
+            pages = {"table-view": table, "broadcast": cast, "reach": reached, "phone": phone}
+            paths = [out / f"{name}.png" for name in pages]
+            for page, path in zip(pages.values(), paths, strict=True):
+                page.screenshot(path=str(path))
             browser.close()
         return paths
     finally:

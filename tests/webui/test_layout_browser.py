@@ -225,6 +225,16 @@ def check_drawing(page, sel: str, drawing: str, where: str, person) -> dict:
                         f"{lab['text']!r}: leader {line.length:.1f} px long, "
                         f"{near_base:.1f} px from {owner}, {near_label:.1f} px from the label"
                     )
+    # a leader is followed by eye: one across another label is misread as leading to it
+    crossings = []
+    owner_of = {lab["key"]: lab["label"] or owner_of_flag.get(lab["flag"] or "") for lab in labels}
+    for key, ends in leaders.items():
+        line = LineString(ends)
+        for lab in labels:
+            if owner_of[lab["key"]] == owner_of.get(key):
+                continue  # its own model's other label: it leads there all the same
+            if line.intersects(box(*lab["box"]).buffer(-1.0)):
+                crossings.append(f"{owner_of.get(key)}'s leader across {lab['text']!r}")
     heights = [lab["box"][3] - lab["box"][1] for lab in labels]
     smallest = min(gaps)[0] if gaps else math.inf
     assert not problems, f"{where}: {problems}"
@@ -235,6 +245,7 @@ def check_drawing(page, sel: str, drawing: str, where: str, person) -> dict:
         "gap": smallest,
         "nearest": min(gaps)[1:] if gaps else None,
         "height": min(heights) if heights else math.inf,
+        "crossings": crossings,
     }
 
 
