@@ -286,6 +286,24 @@ def check_meta(path: Path, meta: dict[str, Any]) -> None:
         raise bad("terrain", "a list of pieces")
     ids = [t.get("id") if isinstance(t, dict) else None for t in terrain]
     check_unique(str(path), "meta terrain", [i if isinstance(i, str) else None for i in ids])
+    # the camera knows a model or a piece by its marker: one marker on two is refused, as
+    # roster.toml and terrain.toml refuse it
+    carried = [_marker(m) for m in roster]
+    check_unique(str(path), "meta roster", carried, field="marker")
+    pieces = [_marker(t) for t in terrain]
+    check_unique(str(path), "meta terrain", pieces, field="marker")
+    on_model = {m: i for i, m in enumerate(carried) if m is not None}
+    for i, m in enumerate(pieces):
+        if m in on_model:
+            raise InputError(
+                f"{path}: meta terrain[{i}].marker: {m} is also meta roster[{on_model[m]}].marker"
+            )
+
+
+def _marker(entry: object) -> int | None:
+    """An entry's marker id, where it has one (an integer)."""
+    marker = entry.get("marker") if isinstance(entry, dict) else None
+    return marker if type(marker) is int else None
 
 
 @contextlib.contextmanager

@@ -422,6 +422,28 @@ def test_a_match_whose_roster_repeats_an_id_is_refused_whole(
 
 
 @pytest.mark.slow
+def test_a_match_whose_models_share_a_marker_is_refused_whole(
+    necromunda_match: Path, cli: Callable[..., Any], tmp_path: Path
+) -> None:
+    def share(roster: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        roster[1]["marker"] = roster[0]["marker"]
+        return roster
+
+    match = crafted(necromunda_match, tmp_path, "roster", share)
+    line = refused_alike(match, cli, tmp_path)
+    marker = json.loads(sqlite_meta(match, "roster"))[0]["marker"]
+    assert line == (
+        f"tablesight: {match}: meta roster[1].marker: {marker} is also meta roster[0].marker"
+    )
+
+
+def sqlite_meta(match: Path, key: str) -> str:
+    with contextlib.closing(sqlite3.connect(match)) as conn:
+        (value,) = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return str(value)
+
+
+@pytest.mark.slow
 def test_export_never_replaces_a_pipe_even_forced(necromunda_match: Path, fifo: Path) -> None:
     from tablesight.match.export import export
 
@@ -455,6 +477,21 @@ def test_the_same_check_opens_every_match() -> None:
     check_meta(Path("m.db"), {"roster": [{"id": "a"}, {"id": "b"}], "terrain": [{"id": "a"}]})
     # a piece with no id, or one that is no name (a list: never a key), is not counted
     check_meta(Path("m.db"), {"terrain": [{}, {}, {"id": [1]}, {"id": [1]}, "wall"]})
+    # one marker on two models, two pieces, or a model and a piece
+    with pytest.raises(InputError) as caught:
+        check_meta(Path("m.db"), {"roster": [{"id": "a", "marker": 10}, {"id": "b", "marker": 10}]})
+    assert str(caught.value) == "m.db: meta roster[1].marker: 10 is also meta roster[0].marker"
+    with pytest.raises(InputError) as caught:
+        check_meta(Path("m.db"), {"terrain": [{"id": "w", "marker": 4}, {"id": "v", "marker": 4}]})
+    assert str(caught.value) == "m.db: meta terrain[1].marker: 4 is also meta terrain[0].marker"
+    with pytest.raises(InputError) as caught:
+        check_meta(
+            Path("m.db"),
+            {"roster": [{"id": "a", "marker": 9}], "terrain": [{"id": "w", "marker": 9}]},
+        )
+    assert str(caught.value) == "m.db: meta terrain[0].marker: 9 is also meta roster[0].marker"
+    # true is no marker id (nor the 1 it equals)
+    check_meta(Path("m.db"), {"roster": [{"id": "a", "marker": 1}, {"id": "b", "marker": True}]})
 
 
 @pytest.mark.slow
