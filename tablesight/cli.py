@@ -25,6 +25,7 @@ from tablesight.options import (
     broker_options,
     broker_target,
     cannot_listen,
+    check_port,
     fail,
     login_of,
     publish_table,
@@ -525,6 +526,7 @@ def run(
     target = broker_target(table_name, broker, options)
     try:
         setup = _setup(game, ruleset_path, table_path, roster_path, terrain_path, camera_path)
+        check_port(host, port)  # before the camera is opened or the match file written
         opened = open_source(source)
     except (InputError, SourceError) as exc:
         fail(str(exc))

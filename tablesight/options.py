@@ -262,6 +262,23 @@ def free_port_after(host: str, port: int) -> int | None:
     return None
 
 
+def check_port(host: str, port: int) -> None:
+    """``--port`` refused in one line now, before anything is opened or written, when
+    another program listens there (the server binds it later, as it starts)."""
+    import socket
+
+    if port == 0:
+        return
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        if os.name != "nt":  # as the server binds (a port in TIME_WAIT is free)
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            cannot_listen(host, port, exc)
+
+
 def cannot_listen(host: str, port: int, exc: OSError, make_target: str | None = None) -> NoReturn:
     """``--port`` refused in one line: a port taken says so and names a free one to give
     instead (and how to give it to ``make_target``, the Makefile's command running this)."""

@@ -116,19 +116,30 @@ def _refused(done: subprocess.CompletedProcess[str]) -> str:
 def test_run_on_a_taken_port_with_a_live_camera_ends_with_one_line_every_time(
     tablesight: Callable[..., subprocess.CompletedProcess[str]],
     sample_options: Callable[[str], list[str]],
+    tmp_path: Path,
 ) -> None:
-    """The camera's thread, reading when the port is found taken, never aborts the exit."""
+    """The port is found taken before the camera is opened or the match file written:
+    one line, exit 2, every time (a camera's thread still reading once aborted the exit),
+    nothing said of refereeing and no match file left behind."""
     with mjpeg_camera(320, 240) as url, socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        for _ in range(10):
+        for k in range(10):
+            record = tmp_path / f"match-{k}.db"
             done = tablesight(
-                "run", "--source", url, *sample_options("necromunda"), "--port", str(port)
+                "run",
+                "--source",
+                url,
+                *sample_options("necromunda"),
+                "--port",
+                str(port),
+                "--record",
+                str(record),
             )
-            # the camera was open (its pictures read) when the port was found taken
-            assert done.stdout.startswith(f"refereeing Necromunda from {url}: 320x240"), done
+            assert done.stdout == "", done
             assert _refused(done).startswith(f"tablesight: --port: 127.0.0.1:{port} is taken ")
+            assert not record.exists()
 
 
 # -- the source said in words ------------------------------------------------------------
