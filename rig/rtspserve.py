@@ -1,6 +1,6 @@
 """An RTSP camera for the tests: GStreamer's RTSP server (gst-rtsp-server, as IP cameras
-and phone apps built on it serve) sending an H.264 file's frames at their own times, each
-client from the start, as ``rtsp://127.0.0.1:PORT/video``.
+and phone apps built on it serve) sending an H.264 file's frames at their own times, once,
+as ``rtsp://127.0.0.1:PORT/video``.
 
 It runs under the system's Python, which has GStreamer's bindings (Debian:
 ``python3-gi gir1.2-gst-rtsp-server-1.0 gstreamer1.0-plugins-good
@@ -11,7 +11,8 @@ TableSight::
 
 It prints ``serving rtsp://127.0.0.1:PORT/video`` once it listens, sends the clip to the
 first client that plays it, and ends when the clip has been sent (as ``ffmpeg -listen 1``
-serves one client over HTTP).
+serves one client over HTTP): a client that connects again once the clip has ended finds
+no stream there, as with a camera switched off, not the clip from its start again.
 """
 
 from __future__ import annotations
@@ -43,10 +44,15 @@ def main(argv: list[str]) -> int:
     factory.set_eos_shutdown(True)
     loop = GLib.MainLoop()
 
+    def gone() -> bool:  # a client that comes again finds no camera (as one unplugged)
+        server.get_mount_points().remove_factory("/video")
+        GLib.timeout_add(1000, loop.quit)  # the last packets sent, a second on: done
+        return False
+
     def configured(_factory: object, media: GstRtspServer.RTSPMedia) -> None:
         def at_end(_pad: Gst.Pad, info: Gst.PadProbeInfo) -> Gst.PadProbeReturn:
-            if info.get_event().type == Gst.EventType.EOS:  # sent once: done, a second on
-                GLib.timeout_add(1000, loop.quit)
+            if info.get_event().type == Gst.EventType.EOS:  # sent once
+                GLib.idle_add(gone)
             return Gst.PadProbeReturn.OK
 
         pay = media.get_element().get_by_name("pay0")

@@ -108,6 +108,52 @@ class FileSource:
             yield decoded.frame()
 
 
+#: A stream's own clock is followed while it keeps within this of the time its frames
+#: arrive (seconds): an encoder's look-ahead sends its first seconds in one burst as the
+#: stream opens (x264's 40 frames: 4 s at 10 fps). Beyond, it is set anew.
+STREAM_CLOCK_SLACK_S = 10.0
+
+
+class StreamClock:
+    """The times of a live source's frames: the stream's own where it times its frames
+    (H.264 and H.265 in MPEG-TS or RTSP: each frame's presentation time, OpenCV's
+    ``CAP_PROP_POS_MSEC``), set where the first frame of each connection arrived, so
+    frames that arrive in a burst keep the spacing they were taken with; the time each
+    arrives where the stream has none (``None``: Motion JPEG over HTTP carries no times,
+    and OpenCV makes them up). A stream time that does not go forward, or strays over
+    ``STREAM_CLOCK_SLACK_S`` from the arrivals, is set anew; times only go forward."""
+
+    def __init__(self) -> None:
+        self._base: float | None = None  # the time at the stream's zero
+        self._stream_s = -np.inf  # the last stream time
+        self._t = -np.inf  # the last time given
+
+    def reconnected(self) -> None:
+        """A new connection: its stream times start afresh."""
+        self._base = None
+        self._stream_s = -np.inf
+
+    def time(self, arrived_s: float, stream_ms: float | None) -> float:
+        """The time of a frame that arrived at ``arrived_s`` with the stream's own time
+        ``stream_ms`` (milliseconds, or ``None``)."""
+        if stream_ms is None or not np.isfinite(stream_ms) or stream_ms < 0:
+            t = arrived_s  # none, or not known yet (an RTSP stream's first frames)
+        else:
+            at = stream_ms / 1000.0
+            stray = self._base is not None and abs(self._base + at - arrived_s) > (
+                STREAM_CLOCK_SLACK_S
+            )
+            # a restart of the stream's count (back by over a second) is set anew; a frame
+            # a little back or at the same time (an RTSP decoder's concealed or reordered
+            # frame) follows the last
+            if self._base is None or at < self._stream_s - 1.0 or stray:
+                self._base = max(arrived_s, self._t + 1e-3) - at
+            self._stream_s = max(at, self._stream_s)
+            t = self._base + at
+        self._t = max(t, self._t + 1e-6)
+        return self._t
+
+
 class LiveSource:
     """A webcam or network stream read on its own thread; its frames are decoded on a pool
     of ``workers`` threads, and while all are busy only the newest frame waits."""
@@ -183,8 +229,10 @@ class LiveSource:
         delay = self.retry_s[0]
         index = 0
         start = time.monotonic()
+        clock = StreamClock()
         while not self._stop.is_set():
             capture = self._open()
+            clock.reconnected()
             raw, first = self._raw(capture) if capture.isOpened() else (False, None)
             if not raw and capture.isOpened() and capture.get(cv2.CAP_PROP_FORMAT) == -1:
                 capture.release()  # asked for packets that are not JPEG: open it anew
@@ -206,9 +254,13 @@ class LiveSource:
                 self.delivered.set()
                 delay = self.retry_s[0]
                 data = image.copy() if raw else image
-                self.decoder.submit(
-                    index, time.monotonic() - start, data, self._detect, self._decode
+                # a camera's JPEGs carry no times of their own; another codec's do
+                timed = self._jpeg is False
+                t = clock.time(
+                    time.monotonic() - start,
+                    capture.get(cv2.CAP_PROP_POS_MSEC) if timed else None,
                 )
+                self.decoder.submit(index, t, data, self._detect, self._decode)
                 index += 1
             capture.release()
             if self._stop.is_set():
