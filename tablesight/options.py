@@ -245,19 +245,26 @@ ADDRESS_IN_USE = {errno.EADDRINUSE, 10048}
 PORTS_TRIED = 100
 
 
-def free_port_after(host: str, port: int) -> int | None:
-    """The first port after ``port`` that ``host`` can listen on now, or ``None``."""
+def _refused(host: str, port: int) -> OSError | None:
+    """Why ``host`` cannot listen on ``port`` now (bound as the server binds it: a port in
+    TIME_WAIT is free), or ``None`` where it can."""
     import socket
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        if os.name != "nt":
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            return exc
+    return None
+
+
+def free_port_after(host: str, port: int) -> int | None:
+    """The first port after ``port`` that ``host`` can listen on now, or ``None``."""
     for candidate in range(port + 1, min(port + 1 + PORTS_TRIED, 65536)):
-        with socket.socket(family, socket.SOCK_STREAM) as probe:
-            if os.name != "nt":  # as the server binds (a port in TIME_WAIT is free)
-                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                probe.bind((host, candidate))
-            except OSError:
-                continue
+        if _refused(host, candidate) is None:
             return candidate
     return None
 
@@ -265,18 +272,9 @@ def free_port_after(host: str, port: int) -> int | None:
 def check_port(host: str, port: int) -> None:
     """``--port`` refused in one line now, before anything is opened or written, when
     another program listens there (the server binds it later, as it starts)."""
-    import socket
-
-    if port == 0:
-        return
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as probe:
-        if os.name != "nt":  # as the server binds (a port in TIME_WAIT is free)
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((host, port))
-        except OSError as exc:
-            cannot_listen(host, port, exc)
+    refused = _refused(host, port) if port else None
+    if refused is not None:
+        cannot_listen(host, port, refused)
 
 
 def cannot_listen(host: str, port: int, exc: OSError, make_target: str | None = None) -> NoReturn:
