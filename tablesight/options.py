@@ -246,18 +246,25 @@ PORTS_TRIED = 100
 
 
 def _refused(host: str, port: int) -> OSError | None:
-    """Why ``host`` cannot listen on ``port`` now (bound as the server binds it: a port in
-    TIME_WAIT is free), or ``None`` where it can."""
+    """Why ``host`` cannot listen on ``port`` now, or ``None`` where it can: each address
+    the name stands for, bound as waitress binds it (a port in TIME_WAIT is free, an IPv6
+    socket is IPv6 only). A name that stands for nothing is left to the server to say."""
     import socket
 
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as probe:
-        if os.name != "nt":
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((host, port))
-        except OSError as exc:
-            return exc
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (OSError, UnicodeError):
+        return None
+    for family, kind, proto, _, address in found:
+        with socket.socket(family, kind, proto) as probe:
+            if os.name != "nt":
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                return exc
     return None
 
 

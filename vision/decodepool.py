@@ -91,6 +91,8 @@ def _work(
     when a view asks) and its markers found; ``None`` for one that is not a picture (a frame cut
     short or garbled, as a camera's stream gives when it hiccups): skipped, not fatal."""
     if not decode_now and detect is None and is_jpeg(packet):
+        if not _ends_whole(packet):
+            return None  # cut short: never a picture, whoever looks at it
         return Decoded(index, t, None, packet=packet)  # decoded when, and if, it is looked at
     try:
         gray = decode(packet, cv2.IMREAD_GRAYSCALE)
@@ -98,6 +100,13 @@ def _work(
         return None
     found = detect(gray) if detect is not None else None
     return Decoded(index, t, gray, found, packet=packet)
+
+
+def _ends_whole(packet: np.ndarray) -> bool:
+    """Whether a JPEG packet ends with its end-of-image marker (FF D9), allowing the few
+    padding bytes some cameras add after it: one cut short has none (inside the picture's
+    data a 0xFF byte is always followed by 00 or a restart marker)."""
+    return b"\xff\xd9" in packet.reshape(-1)[-32:].tobytes()
 
 
 def _picture(index: int, t: float, image: np.ndarray, detect: Detect | None) -> Decoded:

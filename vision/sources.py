@@ -108,48 +108,48 @@ class FileSource:
             yield decoded.frame()
 
 
-#: A stream's own clock is followed while it keeps within this of the time its frames
-#: arrive (seconds): an encoder's look-ahead sends its first seconds in one burst as the
-#: stream opens (x264's 40 frames: 4 s at 10 fps). Beyond, it is set anew.
-STREAM_CLOCK_SLACK_S = 10.0
+#: Codecs whose streams time each frame (FOURCC as OpenCV says it, lower case): their
+#: frames are timed by the stream's own clock. A webcam's raw or JPEG pictures, and Motion
+#: JPEG over HTTP, carry no times OpenCV reads (it says 0, or makes up steps of 40 ms).
+TIMED_CODECS = frozenset({"h264", "avc1", "x264", "hevc", "h265", "hev1", "hvc1"})
+#: How much of a stream's step between two frames a frame's time moves on at the least:
+#: a lead over the arrivals (frames sent in a burst) is given back by 1% of each step.
+STREAM_STEP_SHARE = 0.99
+#: A step of the stream's clock longer than this (seconds: a gap in the stream) counts
+#: only this much; the arrivals tell the rest.
+STREAM_STEP_MAX_S = 1.0
 
 
 class StreamClock:
-    """The times of a live source's frames: the stream's own where it times its frames
-    (H.264 and H.265 in MPEG-TS or RTSP: each frame's presentation time, OpenCV's
-    ``CAP_PROP_POS_MSEC``), set where the first frame of each connection arrived, so
-    frames that arrive in a burst keep the spacing they were taken with; the time each
-    arrives where the stream has none (``None``: Motion JPEG over HTTP carries no times,
-    and OpenCV makes them up). A stream time that does not go forward, or strays over
-    ``STREAM_CLOCK_SLACK_S`` from the arrivals, is set anew; times only go forward."""
+    """The times of a live source's frames: each frame's time is the later of when it
+    arrived and the last frame's time plus 99% of the step the stream's own clock made
+    (H.264 and H.265 in MPEG-TS or RTSP time each frame: OpenCV's ``CAP_PROP_POS_MSEC``).
+    Frames that arrive in a burst (an encoder's look-ahead emptying as the stream opens:
+    x264 sends the first 4 s of a 10 fps stream in 0.6 s) keep the spacing they were taken
+    with, and the lead over the arrivals that gives is given back by 1% of each step (4 s
+    in 400 s of stream), so a stream clock a little fast never runs away and a slow or
+    stalled one is overtaken by the arrivals: no time ever jumps. A stream without times
+    (``None``), a step back (a frame reordered or concealed, a count started again) or a
+    new connection moves on from the arrivals alone; times only go forward."""
 
     def __init__(self) -> None:
-        self._base: float | None = None  # the time at the stream's zero
-        self._stream_s = -np.inf  # the last stream time
+        self._stream_s: float | None = None  # the last frame's stream time
         self._t = -np.inf  # the last time given
 
     def reconnected(self) -> None:
         """A new connection: its stream times start afresh."""
-        self._base = None
-        self._stream_s = -np.inf
+        self._stream_s = None
 
     def time(self, arrived_s: float, stream_ms: float | None) -> float:
         """The time of a frame that arrived at ``arrived_s`` with the stream's own time
         ``stream_ms`` (milliseconds, or ``None``)."""
-        if stream_ms is None or not np.isfinite(stream_ms) or stream_ms < 0:
-            t = arrived_s  # none, or not known yet (an RTSP stream's first frames)
-        else:
+        step = 0.0
+        if stream_ms is not None and np.isfinite(stream_ms) and stream_ms >= 0:
             at = stream_ms / 1000.0
-            stray = self._base is not None and abs(self._base + at - arrived_s) > (
-                STREAM_CLOCK_SLACK_S
-            )
-            # a restart of the stream's count (back by over a second) is set anew; a frame
-            # a little back or at the same time (an RTSP decoder's concealed or reordered
-            # frame) follows the last
-            if self._base is None or at < self._stream_s - 1.0 or stray:
-                self._base = max(arrived_s, self._t + 1e-3) - at
-            self._stream_s = max(at, self._stream_s)
-            t = self._base + at
+            if self._stream_s is not None:
+                step = min(max(at - self._stream_s, 0.0), STREAM_STEP_MAX_S)
+            self._stream_s = at
+        t = max(arrived_s, self._t + STREAM_STEP_SHARE * step)
         self._t = max(t, self._t + 1e-6)
         return self._t
 
@@ -254,11 +254,9 @@ class LiveSource:
                 self.delivered.set()
                 delay = self.retry_s[0]
                 data = image.copy() if raw else image
-                # a camera's JPEGs carry no times of their own; another codec's do
-                timed = self._jpeg is False
                 t = clock.time(
                     time.monotonic() - start,
-                    capture.get(cv2.CAP_PROP_POS_MSEC) if timed else None,
+                    capture.get(cv2.CAP_PROP_POS_MSEC) if self._timed() else None,
                 )
                 self.decoder.submit(index, t, data, self._detect, self._decode)
                 index += 1
@@ -269,6 +267,12 @@ class LiveSource:
             self.status = "camera lost, retrying"
             self._stop.wait(delay)
             delay = min(delay * 2.0, self.retry_s[1])
+
+    def _timed(self) -> bool:
+        """Whether the frames carry the stream's own times: decoded by OpenCV, of a codec
+        that times its frames."""
+        codec = self.granted[2].lower() if self.granted else ""
+        return self._jpeg is False and codec in TIMED_CODECS
 
     def wait_opened(self, timeout_s: float = OPEN_WAIT_S) -> None:
         """Wait for the first picture; a source that gives none within ``timeout_s`` is

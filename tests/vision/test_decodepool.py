@@ -141,6 +141,28 @@ def test_a_frame_cut_short_is_dropped_not_fatal(tmp_path):
     assert taken == [0, 2] and decoder.dropped == 1
 
 
+def test_a_frame_cut_short_is_dropped_even_when_it_waits_undecoded(tmp_path):
+    """A camera's JPEGs wait undecoded until a game asks (the set-up page and the doctor
+    decode them at once): one cut short, which libjpeg would fill out with grey, is
+    dropped and counted all the same; one with padding after its end is kept."""
+    packets = read_packets(_clip(tmp_path / "clip.avi"))[:3]
+    whole = packets[1].reshape(-1)
+    cut = whole[: len(whole) * 2 // 3].reshape(1, -1)
+    padded = np.concatenate([packets[2].reshape(-1), np.zeros(6, np.uint8)]).reshape(1, -1)
+    decoder = NewestDecoder(workers=1)
+    taken = []
+    try:
+        for k, packet in enumerate([packets[0], cut, padded]):
+            decoder.submit(k, k / 30.0, packet, decode=False)
+            while not decoder.idle:
+                d = decoder.take(timeout_s=5.0)
+                if d is not None:
+                    taken.append(d.index)
+    finally:
+        decoder.close()
+    assert taken == [0, 2] and decoder.dropped == 1
+
+
 def test_live_frames_a_slow_referee_gets_newer_frames_never_older(tmp_path):
     packets = read_packets(_clip(tmp_path / "clip.avi"))
     decoder = NewestDecoder(workers=2)
