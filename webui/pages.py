@@ -4,11 +4,10 @@ keyboard (:mod:`tablesight.webui.keys`); the numbers on them come from the API."
 
 from __future__ import annotations
 
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
-
 from flask import Blueprint, Response, current_app, redirect, render_template
 from werkzeug.wrappers import Response as BaseResponse
 
+from tablesight.setup.session import without_token
 from tablesight.webui import keys
 from tablesight.webui.protocol import REPLAY
 
@@ -35,14 +34,8 @@ def table_view() -> str | BaseResponse:
     setup_url = current_app.config.get(SETUP_URL)
     # the set-up page's address alone: its token (if it was given one) is never shown,
     # those who hold it open the set-up with it
-    shown = None if not setup_url else _without_token(setup_url)
+    shown = None if not setup_url else without_token(setup_url)
     return render_page("table.html", "table", keys.TABLE, setup_url=shown)
-
-
-def _without_token(url: str) -> str:
-    parts = urlsplit(url)
-    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "token"]
-    return urlunsplit(parts._replace(query=urlencode(query)))
 
 
 @pages.get("/broadcast")
