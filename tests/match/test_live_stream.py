@@ -57,14 +57,38 @@ def ffmpeg(arguments: str) -> list[str]:
     return ["ffmpeg", "-v", "error", *arguments.split()]
 
 
-def _judged(events: list[dict[str, object]]) -> list[tuple[object, ...]]:
-    """What a referee said, without when and without the number: kind, rule, models."""
-    return [(e["kind"], e.get("rule"), e.get("model"), e.get("other")) for e in events]
+def _judged(
+    events: list[dict[str, object]], leaving: frozenset[object] = frozenset()
+) -> list[tuple[object, ...]]:
+    """What a referee said, without when and without the number: kind, rule, models
+    (leaving out the events of the models ``leaving``)."""
+    return [
+        (e["kind"], e.get("rule"), e.get("model"), e.get("other"))
+        for e in events
+        if e.get("model") not in leaving
+    ]
 
 
-def _measured(events: list[dict[str, object]]) -> list[float]:
+def _measured(
+    events: list[dict[str, object]], leaving: frozenset[object] = frozenset()
+) -> list[float]:
     """The numbers measured, in inches (0 where an event measures none)."""
-    return [float(e.get("measured") or 0.0) for e in events]  # type: ignore[arg-type]
+    return [
+        float(e.get("measured") or 0.0)  # type: ignore[arg-type]
+        for e in events
+        if e.get("model") not in leaving
+    ]
+
+
+def _edge_models(
+    live: list[dict[str, object]], expected: list[dict[str, object]]
+) -> frozenset[object]:
+    """The models seen hidden (carried) by one referee and not by the other."""
+
+    def hidden(events: list[dict[str, object]]) -> set[object]:
+        return {e.get("model") for e in events if e["kind"] == "model_hidden"}
+
+    return frozenset(hidden(live) ^ hidden(expected))
 
 
 @pytest.mark.parametrize(
@@ -198,9 +222,15 @@ def test_a_camera_beside_an_x264_encode_is_refereed_frame_for_frame(
     if codec == "mjpeg":
         # what was judged: the same events as analyze's, in the same order, measured alike
         # to 0.01 in (a frame or two the stream dropped may move a settled position by a
-        # few thousandths, which is enough to round 3.505 either way)
-        assert _judged(live) == _judged(expected)
-        assert _measured(live) == pytest.approx(_measured(expected), abs=0.01)
+        # few thousandths, which is enough to round 3.505 either way). A Motion JPEG
+        # camera's frames are timed as they arrive, and one carry in the sample is 0.1 s
+        # from the 1.0 s hold (varg unseen 1.1 s, expected-events.json): on a loaded
+        # machine it may be seen as a slide, which the referee judges as one; at most that
+        # one model's own events may differ, every other event is as analyze's
+        edge = _edge_models(live, expected)
+        assert len(edge) <= 1, edge
+        assert _judged(live, edge) == _judged(expected, edge)
+        assert _measured(live, edge) == pytest.approx(_measured(expected, edge), abs=0.01)
     else:
         # an H.264 stream's frames arrive at their own times and a few are skipped, so a
         # case on the edge (unseen for 0.98 s or 1.01 s, 0.01 in inside a zone) may fall
