@@ -126,19 +126,9 @@ def test_a_frame_cut_short_is_dropped_not_fatal(tmp_path):
     packets = read_packets(_clip(tmp_path / "clip.avi"))[:3]
     start = packets[1].reshape(-1)[:2]  # the JPEG start marker, then noise
     garbage = np.concatenate([start, np.full(500, 7, np.uint8)]).reshape(1, -1)
-    decoder = NewestDecoder(workers=1)
-    taken = []
-    try:
-        for k, packet in enumerate([packets[0], garbage, packets[2]]):
-            decoder.submit(k, k / 30.0, packet)
-            while not decoder.idle:
-                d = decoder.take(timeout_s=5.0)
-                if d is not None:
-                    taken.append(d.index)
-    finally:
-        decoder.close()
+    taken, dropped = _one_by_one([packets[0], garbage, packets[2]], decode=True)
     assert cv2.imdecode(garbage, cv2.IMREAD_COLOR) is None  # truly not a picture
-    assert taken == [0, 2] and decoder.dropped == 1
+    assert taken == [0, 2] and dropped == 1
 
 
 def test_a_frame_cut_short_is_dropped_even_when_it_waits_undecoded(tmp_path):
@@ -149,18 +139,25 @@ def test_a_frame_cut_short_is_dropped_even_when_it_waits_undecoded(tmp_path):
     whole = packets[1].reshape(-1)
     cut = whole[: len(whole) * 2 // 3].reshape(1, -1)
     padded = np.concatenate([packets[2].reshape(-1), np.zeros(6, np.uint8)]).reshape(1, -1)
+    taken, dropped = _one_by_one([packets[0], cut, padded], decode=False)
+    assert taken == [0, 2] and dropped == 1
+
+
+def _one_by_one(packets: list[np.ndarray], decode: bool) -> tuple[list[int], int]:
+    """``packets`` handed to a one-worker decoder one at a time, each taken before the
+    next: the indexes that came out, and how many were dropped."""
     decoder = NewestDecoder(workers=1)
     taken = []
     try:
-        for k, packet in enumerate([packets[0], cut, padded]):
-            decoder.submit(k, k / 30.0, packet, decode=False)
+        for k, packet in enumerate(packets):
+            decoder.submit(k, k / 30.0, packet, decode=decode)
             while not decoder.idle:
                 d = decoder.take(timeout_s=5.0)
                 if d is not None:
                     taken.append(d.index)
     finally:
         decoder.close()
-    assert taken == [0, 2] and decoder.dropped == 1
+    return taken, decoder.dropped
 
 
 def test_live_frames_a_slow_referee_gets_newer_frames_never_older(tmp_path):

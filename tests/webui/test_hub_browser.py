@@ -30,8 +30,8 @@ sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
 
 WAIT_S = 10.0
-#: How long a person holds the button for a click, and between keys (ms).
-HOLD_MS, KEY_MS = 120, 60
+#: How long a person waits between keys (ms).
+KEY_MS = 60
 #: How soon a change published must show on the open page (ms).
 LIVE_MS = 5000
 
@@ -83,19 +83,8 @@ def hall(mosquitto) -> Iterator[tuple[str, TableVoices]]:
         hub.close()
 
 
-def hold_click(page, locator) -> None:
-    """A person's click: onto the middle of it, button down, held, up."""
-    locator.scroll_into_view_if_needed()
-    box = locator.bounding_box()
-    assert box is not None
-    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, steps=8)
-    page.mouse.down()
-    page.wait_for_timeout(HOLD_MS)
-    page.mouse.up()
-
-
-def type_into(page, locator, text: str) -> None:
-    hold_click(page, locator)
+def type_into(person, page, locator, text: str) -> None:
+    person.click(page, locator)
     locator.press_sequentially(text, delay=KEY_MS)
 
 
@@ -103,7 +92,7 @@ def names(page) -> list[str]:
     return page.locator("#tables > li").evaluate_all("(lis) => lis.map((li) => li.dataset.table)")
 
 
-def test_a_judge_dismisses_a_flag_from_the_hub(hall, pages, wait_ms):
+def test_a_judge_dismisses_a_flag_from_the_hub(hall, pages, wait_ms, person):
     url, tables = hall
     # the refusal checked below is a 400, which Chromium logs
     page = pages(url, 1400, 900, allow=("the server responded with a status of 400",))
@@ -119,24 +108,24 @@ def test_a_judge_dismisses_a_flag_from_the_hub(hall, pages, wait_ms):
 
     # the judge opens charlie, says who they are and what they ruled, and dismisses #4
     page.wait_for_timeout(600)
-    hold_click(page, first.locator("button"))
+    person.click(page, first.locator("button"))
     details = page.locator("#details")
     expect(details).to_be_visible()
     expect(page.locator("#d-name")).to_have_text("charlie")
     expect(page.locator("#d-flags > li")).to_have_count(2)
     expect(page.locator("#d-link")).to_be_hidden()  # charlie serves no table view
     # without a name the hub refuses, and says so at the name's field
-    hold_click(page, page.locator('#d-flags li[data-flag="6"] button.decide-accept'))
+    person.click(page, page.locator('#d-flags li[data-flag="6"] button.decide-accept'))
     expect(page.locator('#details .field-error[data-field="by"]')).to_have_text(
         "give the judge's name"
     )
     expect(page.locator("#judge")).to_be_focused()
-    type_into(page, page.locator("#judge"), "Ann Judge")
-    type_into(page, page.locator("#note"), "base on the line")
+    type_into(person, page, page.locator("#judge"), "Ann Judge")
+    type_into(person, page, page.locator("#note"), "base on the line")
     page.wait_for_timeout(400)
     dismiss = page.locator('#d-flags li[data-flag="4"] button.decide-dismiss')
     expect(dismiss).to_have_accessible_name("Dismiss flag 4")
-    hold_click(page, dismiss)
+    person.click(page, dismiss)
 
     with tables.news:
         assert tables.news.wait_for(tables.commands, WAIT_S), "no command came"
@@ -173,7 +162,7 @@ def test_a_judge_dismisses_a_flag_from_the_hub(hall, pages, wait_ms):
     expect(first).not_to_contain_text("#4 krotos")
 
     # a decision the table refuses: its reason shown, and the flag still open
-    hold_click(page, page.locator('#d-flags li[data-flag="6"] button.decide-accept'))
+    person.click(page, page.locator('#d-flags li[data-flag="6"] button.decide-accept'))
     with tables.news:
         assert tables.news.wait_for(lambda: len(tables.commands()) == 2, WAIT_S)
     refusal = {"command": tables.commands()[1]["id"], "ok": False, "error": "flag 6 is not open"}
@@ -198,7 +187,7 @@ def test_a_judge_dismisses_a_flag_from_the_hub(hall, pages, wait_ms):
     )
 
     # the link to a table's own view shows when it answers; Escape closes the details
-    hold_click(page, alpha.locator("button"))
+    person.click(page, alpha.locator("button"))
     expect(page.locator("#d-name")).to_have_text("alpha")
     expect(page.locator("#d-link")).to_be_visible()
     expect(page.locator("#d-link")).to_have_attribute("href", url)
@@ -245,7 +234,7 @@ def test_a_card_stays_under_the_judges_pointer_while_the_list_changes(hall, page
     assert names(page) == ["alpha", "charlie", "bravo", "delta"]
 
 
-def test_a_tables_view_is_linked_only_for_the_judge_with_the_token(mosquitto, pages):
+def test_a_tables_view_is_linked_only_for_the_judge_with_the_token(mosquitto, pages, person):
     """A hub listening beyond this machine: the judge who opened it with its token sees
     the link to alpha's view (which answers), and why bravo's address is not tried (a
     name); a viewer without the token sees neither."""
@@ -265,12 +254,12 @@ def test_a_tables_view_is_linked_only_for_the_judge_with_the_token(mosquitto, pa
 
         judge = pages(f"{url}?token={server.token}", 1400, 900)
         expect(judge.locator("#tables > li")).to_have_count(2)
-        hold_click(judge, judge.locator('li[data-table="alpha"] button'))
+        person.click(judge, judge.locator('li[data-table="alpha"] button'))
         expect(judge.locator("#d-name")).to_have_text("alpha")
         expect(judge.locator("#d-link")).to_be_visible()
         expect(judge.locator("#d-link")).to_have_attribute("href", url)
         expect(judge.locator("#d-unreachable")).to_be_hidden()
-        hold_click(judge, judge.locator('li[data-table="bravo"] button'))
+        person.click(judge, judge.locator('li[data-table="bravo"] button'))
         expect(judge.locator("#d-name")).to_have_text("bravo")
         expect(judge.locator("#d-link")).to_be_hidden()
         expect(judge.locator("#d-unreachable")).to_have_text(
@@ -279,12 +268,12 @@ def test_a_tables_view_is_linked_only_for_the_judge_with_the_token(mosquitto, pa
 
         viewer = pages(url, 1400, 900)
         expect(viewer.locator("#tables > li")).to_have_count(2)
-        hold_click(viewer, viewer.locator('li[data-table="alpha"] button'))
+        person.click(viewer, viewer.locator('li[data-table="alpha"] button'))
         expect(viewer.locator("#d-name")).to_have_text("alpha")
         expect(viewer.locator("#d-game")).to_contain_text("Necromunda")
         expect(viewer.locator("#d-link")).to_be_hidden()
         expect(viewer.locator("#d-unreachable")).to_be_hidden()
-        hold_click(viewer, viewer.locator('li[data-table="bravo"] button'))
+        person.click(viewer, viewer.locator('li[data-table="bravo"] button'))
         expect(viewer.locator("#d-name")).to_have_text("bravo")
         expect(viewer.locator("#d-unreachable")).to_be_hidden()
         judge.close()  # before the server goes: their streams would call a closed port
