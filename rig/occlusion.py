@@ -144,7 +144,11 @@ class Model:
         if placement == "tab":
             return TAB_MARKER_MM, BASE_TOP_MM, self.base_mm / 2 + 0.5 + _card_mm(TAB_MARKER_MM) / 2
         if placement == "head":
-            size = self.head_mm or round(0.75 * self.figure.width_mm * 2) / 2
+            size = (
+                self.head_mm
+                if self.head_mm is not None
+                else round(0.75 * self.figure.width_mm * 2) / 2
+            )
             top = BASE_TOP_MM + self.figure.height_mm
             return size, top, self.figure.offset_mm[0]
         raise ValueError(f"unknown placement {placement!r}; expected one of {PLACEMENTS}")

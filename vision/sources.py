@@ -237,6 +237,7 @@ class LiveSource:
             if not raw and capture.isOpened() and capture.get(cv2.CAP_PROP_FORMAT) == -1:
                 capture.release()  # asked for packets that are not JPEG: open it anew
                 capture = self._open()
+            timed = self._timed()  # decided once a connection, not at every frame
             while not self._stop.is_set() and capture.isOpened():
                 if first is not None:
                     ok, image, first = True, first, None
@@ -256,7 +257,7 @@ class LiveSource:
                 data = image.copy() if raw else image
                 t = clock.time(
                     time.monotonic() - start,
-                    capture.get(cv2.CAP_PROP_POS_MSEC) if self._timed() else None,
+                    capture.get(cv2.CAP_PROP_POS_MSEC) if timed else None,
                 )
                 self.decoder.submit(index, t, data, self._detect, self._decode)
                 index += 1
