@@ -118,6 +118,10 @@ STREAM_STEP_SHARE = 0.99
 #: A step of the stream's clock longer than this (seconds: a gap in the stream) counts
 #: only this much; the arrivals tell the rest.
 STREAM_STEP_MAX_S = 1.0
+#: A frame whose time is this far (seconds) ahead of its arrival came in a burst: it waits
+#: for the referee to take those before it rather than replace them (the stream waits,
+#: as it was sent, in the network's buffers).
+BURST_LEAD_S = 0.001
 
 
 class StreamClock:
@@ -255,10 +259,12 @@ class LiveSource:
                 self.delivered.set()
                 delay = self.retry_s[0]
                 data = image.copy() if raw else image
-                t = clock.time(
-                    time.monotonic() - start,
-                    capture.get(cv2.CAP_PROP_POS_MSEC) if timed else None,
-                )
+                arrived = time.monotonic() - start
+                t = clock.time(arrived, capture.get(cv2.CAP_PROP_POS_MSEC) if timed else None)
+                if t - arrived > BURST_LEAD_S:
+                    # ahead of its time (a burst): read at the referee's pace, the stream
+                    # waiting as it was sent, never past the frame's own time
+                    self.decoder.wait_room(t - arrived)
                 self.decoder.submit(index, t, data, self._detect, self._decode)
                 index += 1
             capture.release()

@@ -215,10 +215,12 @@ def test_a_camera_beside_an_x264_encode_is_refereed_frame_for_frame(
         taken = len(match.frames())
         live = [e for e in match.events() if e["kind"] not in ("camera_lost", "camera_back")]
     print(f"\n{taken} of {sent} frames taken; {len(live)} events")
-    # every frame of a Motion JPEG camera (passed through as it came); an H.264 stream's
-    # first half second is read in one burst as FFmpeg opens it, and the newest frames
-    # are kept
-    assert taken >= (0.99 if codec == "mjpeg" else 0.9) * sent, (taken, sent)
+    # every frame of a Motion JPEG camera (passed through as it came), and of the stream
+    # whose first 4 s come in a burst as it opens (frames ahead of their own time wait for
+    # the referee: 115 of 125 were taken when they replaced each other); an H.264 stream
+    # at 30 fps may lose a few to the machine's load
+    whole = codec in ("mjpeg", "h264-live")
+    assert taken >= (0.99 if whole else 0.95) * sent, (taken, sent)
     if codec == "mjpeg":
         # what was judged: the same events as analyze's, in the same order, measured alike
         # to 0.01 in (a frame or two the stream dropped may move a settled position by a

@@ -185,3 +185,59 @@ def test_a_closed_decoder_ends_the_wait(tmp_path):
     t0 = time.monotonic()
     assert decoder.take(timeout_s=5.0) is None
     assert time.monotonic() - t0 < 2.0
+
+
+@pytest.mark.parametrize("waits", [True, False])
+def test_a_burst_that_waits_for_room_loses_no_frame(waits: bool) -> None:
+    """Twenty pictures arrive at once (a stream's burst as it opens) for a referee that
+    takes one every 20 ms: each waiting for room (``wait_room``, as a live source does
+    for a frame ahead of its time) all twenty are taken, in order; handed over as they
+    come, all but the first and the last few are dropped."""
+    pictures = [np.full((48, 64, 3), k, np.uint8) for k in range(20)]
+    decoder = NewestDecoder(workers=1)
+    taken: list[int] = []
+
+    def referee() -> None:
+        while (d := decoder.take(timeout_s=2.0)) is not None:
+            taken.append(int(d.frame().image[0, 0, 0]))  # the picture's own number
+            time.sleep(0.02)
+            if taken[-1] == 19:
+                return
+
+    thread = threading.Thread(target=referee)
+    thread.start()
+    try:
+        for k, picture in enumerate(pictures):
+            if waits:
+                decoder.wait_room(5.0)
+            decoder.submit(k, k / 10.0, picture)
+        thread.join(timeout=10.0)
+    finally:
+        decoder.close()
+    assert taken == sorted(taken) and taken[-1] == 19
+    if waits:
+        assert taken == list(range(20)) and decoder.dropped == 0
+    else:
+        assert len(taken) <= 4 and decoder.dropped == 20 - len(taken)
+
+
+def test_waiting_for_room_ends_at_its_time_or_when_closed() -> None:
+    """Nobody takes: a frame waits its time out and is then handed over (dropping the one
+    before it, as any frame the referee cannot keep up with); a closed decoder ends the
+    wait at once."""
+    decoder = NewestDecoder(workers=1)
+    picture = np.zeros((8, 8, 3), np.uint8)
+    for k in range(3):
+        decoder.wait_room(0.05)
+        decoder.submit(k, k / 10.0, picture)
+    taken = []
+    while (d := decoder.take(timeout_s=0.5)) is not None:
+        taken.append(d.index)
+    assert decoder.arrived == 3 and taken[-1] == 2  # each handed over, the newest taken
+    assert len(taken) + decoder.dropped == 3 and decoder.dropped >= 1
+    threading.Timer(0.1, decoder.close).start()
+    done = threading.Event()
+    waiter = threading.Thread(target=lambda: (decoder.wait_room(60.0), done.set()))
+    waiter.start()
+    waiter.join(timeout=10.0)
+    assert done.is_set()
