@@ -32,6 +32,7 @@ from tablesight.options import (
     serve,
     table_options,
 )
+from tablesight.process import few_arenas
 
 # OpenCV's own "[ WARN ...]" lines (a camera not found, a stream retried) never reach the
 # terminal: every problem is told once, in our words. Read when cv2 is first imported.
@@ -77,6 +78,7 @@ def main() -> None:
     Setting up a table? `tablesight doctor` lists what is wrong with it as the camera
     sees it, and what to do.
     """
+    few_arenas()  # before any thread starts: a served game's memory stays flat
 
 
 @main.command()
