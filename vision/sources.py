@@ -122,6 +122,10 @@ STREAM_STEP_MAX_S = 1.0
 #: for the referee to take those before it rather than replace them (the stream waits,
 #: as it was sent, in the network's buffers).
 BURST_LEAD_S = 0.001
+#: ... for this long at most on a connection (seconds): x264's look-ahead sends 4 s of a
+#: 10 fps stream at once. A referee slower than the camera whose clock runs fast (a lead
+#: that never ends) is kept this far behind at most, then frames are dropped as before.
+BURST_WAIT_S = 5.0
 
 
 class StreamClock:
@@ -242,6 +246,7 @@ class LiveSource:
                 capture.release()  # asked for packets that are not JPEG: open it anew
                 capture = self._open()
             timed = self._timed()  # decided once a connection, not at every frame
+            waited_s = 0.0  # for the referee, on this connection (BURST_WAIT_S at most)
             while not self._stop.is_set() and capture.isOpened():
                 if first is not None:
                     ok, image, first = True, first, None
@@ -261,10 +266,12 @@ class LiveSource:
                 data = image.copy() if raw else image
                 arrived = time.monotonic() - start
                 t = clock.time(arrived, capture.get(cv2.CAP_PROP_POS_MSEC) if timed else None)
-                if t - arrived > BURST_LEAD_S:
+                if t - arrived > BURST_LEAD_S and waited_s < BURST_WAIT_S:
                     # ahead of its time (a burst): read at the referee's pace, the stream
                     # waiting as it was sent, never past the frame's own time
-                    self.decoder.wait_room(t - arrived)
+                    began = time.monotonic()
+                    self.decoder.wait_room(min(t - arrived, BURST_WAIT_S - waited_s))
+                    waited_s += time.monotonic() - began
                 self.decoder.submit(index, t, data, self._detect, self._decode)
                 index += 1
             capture.release()
