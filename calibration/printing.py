@@ -300,14 +300,44 @@ _LABEL_MM = _LABEL_BASELINE_MM + _LABEL_LINE_MM + 0.8  # the label under a cut g
 
 
 class SheetEntryError(ValueError):
-    """An entry of a roster sheet that cannot be printed, as ``entries[3].size_mm: ...``;
-    ``index``, ``field`` and ``reason`` let a caller name it in its own file instead."""
+    """Entries of a roster sheet that cannot be printed, as ``entries[3].size_mm: ...``
+    (or ``entries[1, 4].size_mm``: every one at once); ``indices``, ``field`` and
+    ``reason`` let a caller name them in its own file instead (:meth:`where`)."""
 
-    def __init__(self, index: int, field: str, reason: str) -> None:
-        super().__init__(f"entries[{index}].{field}: {reason}")
-        self.index = index
+    def __init__(self, index: int | Sequence[int], field: str, reason: str) -> None:
+        self.indices = [index] if isinstance(index, int) else list(index)
         self.field = field
         self.reason = reason
+        entries = [f"entries[{k}]" for k in range(max(self.indices) + 1)]
+        super().__init__(f"{self.where(entries)}: {reason}")
+
+    @property
+    def index(self) -> int:
+        """The first entry named."""
+        return self.indices[0]
+
+    def where(self, names: Sequence[str], field: str | None = None) -> str:
+        """The entries as the caller's file names them (``names[k]`` for entry ``k``, as
+        ``models[3]``) with the field: see :func:`named_fields`."""
+        return named_fields(names, self.indices, field or self.field)
+
+
+def named_fields(names: Sequence[str], indices: Sequence[int], field: str) -> str:
+    """Field ``field`` of the entries ``indices``, each named as ``names`` names it, in one:
+    ``models[1, 4].marker_size_mm`` for two models (a path with brackets is kept whole).
+
+    >>> names = [f"roster.toml: models[{k}]" for k in range(5)]
+    >>> named_fields(names, [1, 4], "marker_size_mm"), named_fields(names, [2], "marker")
+    ('roster.toml: models[1, 4].marker_size_mm', 'roster.toml: models[2].marker')
+    >>> named_fields(["models[0]", "terrain[0]"], [0, 1], "marker")
+    'models[0].marker, terrain[0].marker'
+    """
+    named = [names[k] for k in indices]
+    heads = {n.rsplit("[", 1)[0] for n in named}
+    if len(heads) == 1 and all(n.endswith("]") for n in named):
+        inside = ", ".join(n.rsplit("[", 1)[1][:-1] for n in named)
+        return f"{heads.pop()}[{inside}].{field}"
+    return ", ".join(f"{n}.{field}" for n in named)
 
 
 @dataclass(frozen=True)
@@ -552,7 +582,7 @@ def roster_sheet(
     on_bases = [(k, (e.name, b, sizes[k])) for k, e in enumerate(entry_list) if (b := e.base)]
     bad, said = misfits([entry for _, entry in on_bases], dictionary)
     if bad:  # every one named at once, not the first alone
-        raise SheetEntryError(on_bases[bad[0]][0], "size_mm", said)
+        raise SheetEntryError([on_bases[k][0] for k in bad], "size_mm", said)
     first: dict[int, int] = {}
     tiles: list[_Tile] = []
     for i, e in enumerate(entry_list):

@@ -655,7 +655,7 @@ class TableSetup:
         except SheetEntryError as exc:
             field = {"size_mm": "marker_size_mm", "offset_mm": "marker_offset_mm"}
             name = field.get(exc.field, exc.field)
-            raise SetupError(f"{where[exc.index]}.{name}", exc.reason) from None
+            raise SetupError(exc.where(where, name), exc.reason) from None
 
     # -- 4. the files ---------------------------------------------------------------------
 

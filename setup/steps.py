@@ -43,7 +43,7 @@ from tablesight.calibration.camera import (
     ViewCheck,
 )
 from tablesight.calibration.dictionaries import DictionaryError, check_marker, dictionary_id
-from tablesight.calibration.printing import misfits
+from tablesight.calibration.printing import misfits, named_fields
 from tablesight.calibration.roster import RosterModel, TerrainPiece
 from tablesight.calibration.table import MM_PER_IN, Anchor, TableKeys, TableSpec
 from tablesight.rules.errors import InputError, from_validation
@@ -778,7 +778,8 @@ def assign(
         carried[marker] = where
     bad, said = misfits([(m.id, base_of(m.base), m.marker_size_mm) for m in roster], dictionary)
     if bad:  # all of them in one answer
-        raise SetupError(f"models[{bad[0]}].marker_size_mm", said)
+        names = [f"models[{k}]" for k in range(len(roster))]
+        raise SetupError(named_fields(names, bad, "marker_size_mm"), said)
     return Assignment(roster, pieces)
 
 

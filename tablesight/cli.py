@@ -417,7 +417,7 @@ def markers(
         )
     except SheetEntryError as exc:
         field = {"size_mm": "marker_size_mm", "offset_mm": "marker_offset_mm"}.get(exc.field)
-        fail(f"{where[exc.index]}.{field or exc.field}: {exc.reason}")
+        fail(f"{exc.where(where, field)}: {exc.reason}")
     except ValueError as exc:
         fail(str(exc))
     except OSError as exc:

@@ -185,7 +185,7 @@ def test_markers_prints_a_roster_sheet(tablesight, tmp_path) -> None:
                 "marker_size_mm = 22", "marker_size_mm = 23"
             ),
             ["--table", "table.toml"],
-            "roster.toml: models[0].marker_size_mm: markers that with their quiet zone do not "
+            "roster.toml: models[0, 1].marker_size_mm: markers that with their quiet zone do not "
             "fit their bases: krotos 24 mm on a 32 mm round base (at most 16.9 mm), outrider "
             "23 mm on a 60 x 35 mm oval base (at most 22.6 mm)",
         ),

@@ -369,7 +369,7 @@ def test_roster_sheet_errors(tmp_path: Path) -> None:
     pdf = tmp_path / "bad.pdf"
     ok = SheetEntry(1, 16, "krotos", "goliath", Base.round(32))
     cases = [
-        (  # every marker too big named at once, the first one's entry in front
+        (  # every marker too big named at once, each entry in front
             [
                 ok,
                 SheetEntry(2, 24, "brakk", "goliath", Base.round(32)),
@@ -377,7 +377,7 @@ def test_roster_sheet_errors(tmp_path: Path) -> None:
                 SheetEntry(4, 30, "bulkhead", "terrain"),  # no base: any size
                 SheetEntry(5, 40, "dominion", "navy", Base("rect", 80, 50)),
             ],
-            "entries[1].size_mm: markers that with their quiet zone do not fit their bases: "
+            "entries[1, 2, 4].size_mm: markers that with their quiet zone do not fit their bases: "
             "brakk 24 mm on a 32 mm round base (at most 16.9 mm), outrider 23 mm on a 60 x 35 "
             "mm oval base (at most 22.6 mm), dominion 40 mm on a 80 x 50 mm rect base (at most "
             "37.5 mm)",

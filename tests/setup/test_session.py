@@ -359,7 +359,7 @@ def test_the_markers_to_print(clip, fresh) -> None:
     fits = {**MODEL, "id": "gorth", "marker": 12}
     with pytest.raises(SetupError) as err:
         fresh.set_models([fits, big, oval])
-    assert err.value.field == "models[1].marker_size_mm"
+    assert err.value.field == "models[1, 2].marker_size_mm"
     assert err.value.message == (
         "markers that with their quiet zone do not fit their bases: krotos 20 mm on a 32 mm "
         "round base (at most 16.9 mm), bike 23 mm on a 60 x 35 mm oval base (at most 22.6 mm)"
