@@ -348,13 +348,14 @@ class NewestDecoder:
             self._cond.notify_all()  # room for a frame that waits for it (wait_room)
             return self._done.pop(self._order.popleft())
 
-    def wait_room(self, timeout_s: float) -> None:
+    def wait_room(self, timeout_s: float) -> bool:
         """Wait, at most ``timeout_s``, until a frame submitted now drops none: a worker
-        free and fewer frames in flight or decoded and not taken than workers. A frame
-        that arrived ahead of its own time (a burst as a stream opens) waits so, for the
-        referee to take those before it, instead of replacing them."""
+        free and fewer frames in flight or decoded and not taken than workers; whether
+        there is room (or the decoder is closed). A frame that arrived ahead of its own
+        time (a burst as a stream opens) waits so, for the referee to take those before
+        it, instead of replacing them."""
         with self._cond:
-            self._cond.wait_for(
+            return self._cond.wait_for(
                 lambda: self._closed or (self._waiting is None and len(self._order) < self.workers),
                 timeout=timeout_s,
             )

@@ -118,14 +118,21 @@ STREAM_STEP_SHARE = 0.99
 #: A step of the stream's clock longer than this (seconds: a gap in the stream) counts
 #: only this much; the arrivals tell the rest.
 STREAM_STEP_MAX_S = 1.0
-#: A frame whose time is this far (seconds) ahead of its arrival came in a burst: it waits
+#: A frame whose time is this far (seconds) ahead of its arrival came in a burst (a frame
+#: late by a network's jitter and the next on time lead by tens of milliseconds): it waits
 #: for the referee to take those before it rather than replace them (the stream waits,
-#: as it was sent, in the network's buffers).
-BURST_LEAD_S = 0.001
-#: ... for this long at most on a connection (seconds): x264's look-ahead sends 4 s of a
-#: 10 fps stream at once. A referee slower than the camera whose clock runs fast (a lead
-#: that never ends) is kept this far behind at most, then frames are dropped as before.
-BURST_WAIT_S = 5.0
+#: as it was sent, in the network's buffers), never past its own time.
+BURST_LEAD_S = 0.1
+#: ... for this long at most on a connection (seconds): the referee falls behind the
+#: stream by no more, once a connection. x264's look-ahead sends 4 s of a 10 fps stream in
+#: 0.6 s; a referee taking one frame every 60 ms takes all of it with 5.0 s and 132 of 150
+#: frames with 2.0, but is 1.8 s behind at worst with 5.0 and 1.6 s with 2.0 (and one
+#: taking one every 200 ms, 3.5 s behind against 1.7 s for the same frames).
+BURST_WAIT_S = 2.0
+#: Once this many waits in a row end without room while the referee takes frames (it is
+#: slower than the stream, not held up for a moment: waiting would only add to its
+#: delay), frames on that connection are dropped as before, the oldest first.
+BURST_MISSES = 3
 
 
 class StreamClock:
@@ -137,11 +144,13 @@ class StreamClock:
     with, and the lead over the arrivals that gives is given back by 1% of each step (4 s
     in 400 s of stream), so a stream clock a little fast never runs away and a slow or
     stalled one is overtaken by the arrivals: no time ever jumps. A stream without times
-    (``None``), a step back (a frame reordered or concealed, a count started again) or a
-    new connection moves on from the arrivals alone; times only go forward."""
+    (``None``), and a new connection's first frame, step as far as the arrivals did (99%
+    of it, so a lead left by a burst is given back as well); a step back (a frame
+    reordered or concealed, a count started again) steps nothing. Times only go forward."""
 
     def __init__(self) -> None:
         self._stream_s: float | None = None  # the last frame's stream time
+        self._arrived_s: float | None = None  # when the last frame arrived
         self._t = -np.inf  # the last time given
 
     def reconnected(self) -> None:
@@ -151,12 +160,14 @@ class StreamClock:
     def time(self, arrived_s: float, stream_ms: float | None) -> float:
         """The time of a frame that arrived at ``arrived_s`` with the stream's own time
         ``stream_ms`` (milliseconds, or ``None``)."""
-        step = 0.0
+        step = arrived_s - self._arrived_s if self._arrived_s is not None else 0.0
         if stream_ms is not None and np.isfinite(stream_ms) and stream_ms >= 0:
             at = stream_ms / 1000.0
             if self._stream_s is not None:
-                step = min(max(at - self._stream_s, 0.0), STREAM_STEP_MAX_S)
+                step = at - self._stream_s
             self._stream_s = at
+        self._arrived_s = arrived_s
+        step = min(max(step, 0.0), STREAM_STEP_MAX_S)
         t = max(arrived_s, self._t + STREAM_STEP_SHARE * step)
         self._t = max(t, self._t + 1e-6)
         return self._t
@@ -194,6 +205,8 @@ class LiveSource:
         #: Until the game asks (``frames``), a camera's JPEGs wait undecoded: the game
         #: decodes those it needs, and more of them wait while it starts than pictures.
         self._decode = False
+        #: Whether the game has asked for frames (:meth:`frames`).
+        self._asked = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._read, name=f"source {spec}", daemon=True)
         self._thread.start()
@@ -247,6 +260,7 @@ class LiveSource:
                 capture = self._open()
             timed = self._timed()  # decided once a connection, not at every frame
             waited_s = 0.0  # for the referee, on this connection (BURST_WAIT_S at most)
+            misses = 0  # waits in a row that ended without room while the referee took
             while not self._stop.is_set() and capture.isOpened():
                 if first is not None:
                     ok, image, first = True, first, None
@@ -269,9 +283,12 @@ class LiveSource:
                 if t - arrived > BURST_LEAD_S and waited_s < BURST_WAIT_S:
                     # ahead of its time (a burst): read at the referee's pace, the stream
                     # waiting as it was sent, never past the frame's own time
-                    began = time.monotonic()
-                    self.decoder.wait_room(min(t - arrived, BURST_WAIT_S - waited_s))
+                    began, asked = time.monotonic(), self._asked
+                    room = self.decoder.wait_room(min(t - arrived, BURST_WAIT_S - waited_s))
                     waited_s += time.monotonic() - began
+                    misses = 0 if room or not asked else misses + 1
+                    if misses >= BURST_MISSES:
+                        waited_s = BURST_WAIT_S  # the referee is slower than the stream
                 self.decoder.submit(index, t, data, self._detect, self._decode)
                 index += 1
             capture.release()
@@ -319,10 +336,11 @@ class LiveSource:
     def frames(
         self, timeout_s: float | None = None, detect: Detect | None = None, decode: bool = True
     ) -> Iterator[Frame]:
-        """Each frame decoded, in the order they arrived (frames that arrived while every
-        worker was busy are skipped, but the newest), with the markers ``detect`` found in
-        it on the thread that decoded it. Ends after ``timeout_s`` without a frame."""
-        self._detect, self._decode = detect, decode
+        """Each frame decoded, in the order they arrived, with the markers ``detect``
+        found in it on the thread that decoded it; frames the referee cannot keep up with
+        are skipped, the newest kept (a burst's frames, ahead of their times, wait for it
+        instead: ``BURST_WAIT_S``). Ends after ``timeout_s`` without a frame."""
+        self._detect, self._decode, self._asked = detect, decode, True
         while not self._stop.is_set():
             decoded = self.decoder.take(timeout_s)
             if decoded is None:
@@ -331,7 +349,8 @@ class LiveSource:
 
     @property
     def dropped(self) -> int:
-        """Frames that arrived and were skipped: every worker was busy."""
+        """Frames that arrived and were skipped: the referee was behind (or a frame came
+        cut short)."""
         return self.decoder.dropped
 
     def close(self) -> None:

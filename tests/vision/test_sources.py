@@ -176,12 +176,26 @@ def test_a_step_back_or_a_new_connection_moves_on_from_the_arrivals() -> None:
     # a frame a little back (a decoder's concealed frame) follows the last at once
     assert clock.time(1.035, 0.0) == pytest.approx(1.05397, abs=1e-5)
     # a new connection whose first frame arrives before the last time given (a burst had
-    # put the times 3 s ahead): just after it, then the stream's steps
+    # put the times ahead): 99% of the arrivals' step on (0.1 s), then the stream's steps
     clock = StreamClock()
     clock.time(0.0, 0.0)
     assert clock.time(0.5, 3500.0) == pytest.approx(0.99, abs=1e-9)  # at most 1 s a step
     clock.reconnected()
-    assert clock.time(0.6, 40.0) == pytest.approx(0.99, abs=1e-5)
-    assert clock.time(0.65, 140.0) == pytest.approx(1.089, abs=1e-5)
+    assert clock.time(0.6, 40.0) == pytest.approx(1.089, abs=1e-9)
+    assert clock.time(0.65, 140.0) == pytest.approx(1.188, abs=1e-9)
     # times only go forward
-    assert clock.time(0.66, None) > 1.089
+    assert clock.time(0.66, None) > 1.188
+
+
+def test_frames_without_times_after_a_burst_keep_the_arrivals_spacing() -> None:
+    """A stream put 3 s ahead by a burst, then lost, comes back without times (its first
+    frames say none): its frames are 99 ms apart as they arrive 100 ms apart, not a
+    microsecond apart until the arrivals catch up with the times."""
+    clock = StreamClock()
+    for k in range(31):  # 3 s of stream in 0.3 s
+        t = clock.time(0.01 * k, 100.0 * k)
+    assert t == pytest.approx(2.97)
+    clock.reconnected()
+    times = [clock.time(1.0 + 0.1 * k, None) for k in range(5)]
+    # the first: 99% of the 0.7 s the arrivals moved on; then 99 ms a frame
+    assert times == pytest.approx([2.97 + 0.693 + 0.099 * k for k in range(5)], abs=1e-9)
