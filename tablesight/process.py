@@ -4,8 +4,9 @@ A served game runs a web server thread for every viewer's stream besides the ref
 and the camera's; glibc's malloc gives each new thread an arena of its own (up to eight
 a core), and the pictures and JPEGs those threads pass back and forth (megabytes each)
 leave every arena holding memory freed but not returned. Measured with
-``tablesight bench soak --speed 4`` (the demo with four viewers): after ten minutes
-500 MiB and still rising with an arena a thread, 260 MiB with two, for the same CPU.
+``tablesight bench soak --speed 4`` (the demo with four viewers), quarter-hour medians
+after ten minutes: 499, 485, 516, 525, 570 MiB with an arena a thread (+94 MiB an hour);
+261, 262, 264, 266, 265 MiB with two (+10), for the same CPU.
 """
 
 from __future__ import annotations
