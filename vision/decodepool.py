@@ -356,7 +356,7 @@ class NewestDecoder:
         it, instead of replacing them."""
         with self._cond:
             return self._cond.wait_for(
-                lambda: self._closed or (self._waiting is None and len(self._order) < self.workers),
+                lambda: self._closed or len(self._order) < self.workers,
                 timeout=timeout_s,
             )
 

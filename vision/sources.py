@@ -173,6 +173,30 @@ class StreamClock:
         return self._t
 
 
+class BurstWait:
+    """How a live source's frames wait for the referee on one connection: a frame more
+    than ``BURST_LEAD_S`` ahead of its arrival (a burst) waits for room
+    (:meth:`NewestDecoder.wait_room`), never past its own time, ``BURST_WAIT_S`` in all at
+    most, and not at all once ``BURST_MISSES`` waits in a row found none while the referee
+    was taking frames."""
+
+    def __init__(self) -> None:
+        self.waited_s = 0.0
+        self._misses = 0  # waits in a row that ended without room while the referee took
+
+    def wait(self, decoder: NewestDecoder, lead_s: float, asked: bool) -> None:
+        """Before a frame ``lead_s`` ahead of its arrival is handed to ``decoder``;
+        ``asked``: whether the referee takes frames yet."""
+        if lead_s <= BURST_LEAD_S or self.waited_s >= BURST_WAIT_S:
+            return
+        began = time.monotonic()
+        room = decoder.wait_room(min(lead_s, BURST_WAIT_S - self.waited_s))
+        self.waited_s += time.monotonic() - began
+        self._misses = 0 if room or not asked else self._misses + 1
+        if self._misses >= BURST_MISSES:
+            self.waited_s = BURST_WAIT_S  # the referee is slower than the stream
+
+
 class LiveSource:
     """A webcam or network stream read on its own thread; its frames are decoded on a pool
     of ``workers`` threads, and while all are busy only the newest frame waits."""
@@ -259,8 +283,7 @@ class LiveSource:
                 capture.release()  # asked for packets that are not JPEG: open it anew
                 capture = self._open()
             timed = self._timed()  # decided once a connection, not at every frame
-            waited_s = 0.0  # for the referee, on this connection (BURST_WAIT_S at most)
-            misses = 0  # waits in a row that ended without room while the referee took
+            burst = BurstWait()
             while not self._stop.is_set() and capture.isOpened():
                 if first is not None:
                     ok, image, first = True, first, None
@@ -280,15 +303,9 @@ class LiveSource:
                 data = image.copy() if raw else image
                 arrived = time.monotonic() - start
                 t = clock.time(arrived, capture.get(cv2.CAP_PROP_POS_MSEC) if timed else None)
-                if t - arrived > BURST_LEAD_S and waited_s < BURST_WAIT_S:
-                    # ahead of its time (a burst): read at the referee's pace, the stream
-                    # waiting as it was sent, never past the frame's own time
-                    began, asked = time.monotonic(), self._asked
-                    room = self.decoder.wait_room(min(t - arrived, BURST_WAIT_S - waited_s))
-                    waited_s += time.monotonic() - began
-                    misses = 0 if room or not asked else misses + 1
-                    if misses >= BURST_MISSES:
-                        waited_s = BURST_WAIT_S  # the referee is slower than the stream
+                # ahead of its time (a burst): read at the referee's pace, the stream
+                # waiting as it was sent
+                burst.wait(self.decoder, t - arrived, self._asked)
                 self.decoder.submit(index, t, data, self._detect, self._decode)
                 index += 1
             capture.release()

@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 
 from tablesight.rig.mjpeg import send_mjpeg
+from tablesight.vision.decodepool import NewestDecoder
 from tablesight.vision.sources import (
+    BurstWait,
     FileSource,
     LiveSource,
     SourceError,
@@ -199,3 +201,49 @@ def test_frames_without_times_after_a_burst_keep_the_arrivals_spacing() -> None:
     times = [clock.time(1.0 + 0.1 * k, None) for k in range(5)]
     # the first: 99% of the 0.7 s the arrivals moved on; then 99 ms a frame
     assert times == pytest.approx([2.97 + 0.693 + 0.099 * k for k in range(5)], abs=1e-9)
+
+
+class _Counted(NewestDecoder):
+    """A decoder that notes how long each wait for room was allowed."""
+
+    def __init__(self) -> None:
+        super().__init__(workers=1)
+        self.waits: list[float] = []
+
+    def wait_room(self, timeout_s: float) -> bool:
+        self.waits.append(timeout_s)
+        return super().wait_room(timeout_s)
+
+
+def test_a_burst_waits_for_a_busy_referee_three_times_then_no_more() -> None:
+    """Nobody takes the one frame in the decoder: a frame 0.15 s ahead of its arrival
+    waits its 0.15 s; after three such waits while the referee takes frames (it is slower
+    than the stream), no frame waits again on that connection. A frame 0.1 s ahead or
+    less (a network's jitter) never waits."""
+    decoder = _Counted()
+    try:
+        decoder.submit(0, 0.0, np.zeros((8, 8, 3), np.uint8))
+        burst = BurstWait()
+        burst.wait(decoder, 0.1, asked=True)
+        for _ in range(5):
+            burst.wait(decoder, 0.15, asked=True)
+        assert decoder.waits == [0.15, 0.15, 0.15]
+    finally:
+        decoder.close()
+
+
+def test_before_the_referee_asks_a_burst_waits_two_seconds_in_all() -> None:
+    """While the game is still starting (not asking for frames), frames wait their own
+    leads however often there is no room, until 2 s have gone on the connection."""
+    decoder = _Counted()
+    try:
+        decoder.submit(0, 0.0, np.zeros((8, 8, 3), np.uint8))
+        burst = BurstWait()
+        for _ in range(8):
+            burst.wait(decoder, 0.5, asked=False)
+        # three of 0.5 s, then what is left of the 2 s (a little under 0.5), then none
+        assert decoder.waits[:3] == [0.5, 0.5, 0.5] and 0.4 < decoder.waits[3] <= 0.5
+        assert len(decoder.waits) <= 5 and sum(decoder.waits) <= 2.0 + 1e-9
+        assert burst.waited_s >= 2.0
+    finally:
+        decoder.close()
