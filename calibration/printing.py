@@ -311,11 +311,6 @@ class SheetEntryError(ValueError):
         entries = [f"entries[{k}]" for k in range(max(self.indices) + 1)]
         super().__init__(f"{self.where(entries)}: {reason}")
 
-    @property
-    def index(self) -> int:
-        """The first entry named."""
-        return self.indices[0]
-
     def where(self, names: Sequence[str], field: str | None = None) -> str:
         """The entries as the caller's file names them (``names[k]`` for entry ``k``, as
         ``models[3]``) with the field: see :func:`named_fields`."""

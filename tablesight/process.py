@@ -12,7 +12,6 @@ after ten minutes: 499, 485, 516, 525, 570 MiB with an arena a thread (+94 MiB a
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 
 #: glibc's ``mallopt`` parameter for the most arenas (malloc.h: ``M_ARENA_MAX``).
@@ -27,13 +26,9 @@ def few_arenas(arenas: int = ARENAS) -> bool:
     or musl), and ``MALLOC_ARENA_MAX`` set by the user is left as it is."""
     if "MALLOC_ARENA_MAX" in os.environ:
         return False
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return False
     try:
-        libc = ctypes.CDLL(name)
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
+        mallopt = ctypes.CDLL(None).mallopt  # the C library the process already holds
+    except (OSError, AttributeError, TypeError):  # no mallopt; Windows loads no None
         return False
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     mallopt.restype = ctypes.c_int

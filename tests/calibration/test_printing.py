@@ -407,7 +407,7 @@ def test_roster_sheet_errors(tmp_path: Path) -> None:
         raises_one_line(lambda entries=entries: roster_sheet(pdf, entries), message, pdf)
     with pytest.raises(SheetEntryError) as err:
         roster_sheet(pdf, [ok, SheetEntry(2, 24, "brakk", "goliath", Base.round(32))])
-    assert (err.value.index, err.value.field) == (1, "size_mm")
+    assert (err.value.indices, err.value.field) == ([1], "size_mm")
     assert err.value.reason.endswith(": brakk 24 mm on a 32 mm round base (at most 16.9 mm)")
     with pytest.raises(ValueError, match=r"^unknown ArUco dictionary '4x4_49'; valid names: "):
         roster_sheet(pdf, [ok], "4x4_49")
